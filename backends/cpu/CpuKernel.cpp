@@ -1,0 +1,117 @@
+//===- CpuKernel.cpp - JIT and launch of CPU kernels ----------------------===//
+#include "backends/cpu/CpuKernel.h"
+#include "dsl/TileDialect.h"
+#include "lowering/Passes.h"
+
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/Support/TargetSelect.h"
+
+using namespace mlir;
+using namespace kiln;
+
+CpuKernel::~CpuKernel() = default;
+
+namespace {
+/// IR printing hook: hands the IR after each pass to a callback.
+struct AfterPass : PassInstrumentation {
+  std::function<void(StringRef, Operation *)> fn;
+  explicit AfterPass(std::function<void(StringRef, Operation *)> fn) : fn(std::move(fn)) {}
+  void runAfterPass(Pass *pass, Operation *op) override { fn(pass->getArgument(), op); }
+};
+
+/// The descriptor of a memref<?xT> as the C interface passes it.
+struct FlatMemRef {
+  void *allocated, *aligned;
+  int64_t offset, size, stride;
+};
+} // namespace
+
+std::unique_ptr<CpuKernel>
+CpuKernel::compile(ModuleOp module, std::string &error,
+                   std::function<void(StringRef, Operation *)> afterPass) {
+  auto kernels = llvm::to_vector(module.getOps<tile::KernelOp>());
+  if (kernels.size() != 1) {
+    error = "expected one kernel in the module, found " + std::to_string(kernels.size());
+    return nullptr;
+  }
+  auto result = std::unique_ptr<CpuKernel>(new CpuKernel());
+  result->sig = signatureOf(kernels[0]);
+
+  MLIRContext *ctx = module.getContext();
+  PassManager pm(ctx);
+  if (afterPass)
+    pm.addInstrumentation(std::make_unique<AfterPass>(afterPass));
+  buildCpuToLLVMPipeline(pm);
+  if (failed(pm.run(module))) {
+    error = "the CPU lowering failed";
+    return nullptr;
+  }
+
+  static bool initialized = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    return true;
+  }();
+  (void)initialized;
+  DialectRegistry registry;
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  ctx->appendDialectRegistry(registry);
+
+  ExecutionEngineOptions options;
+  options.transformer = makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0, nullptr);
+  auto engine = ExecutionEngine::create(module, options);
+  if (!engine) {
+    error = "JIT compilation failed: " + llvm::toString(engine.takeError());
+    return nullptr;
+  }
+  result->engine = std::move(*engine);
+  return result;
+}
+
+bool CpuKernel::launch(const std::vector<ArgValue> &args, std::string &error) {
+  std::map<std::string, int64_t> dims;
+  if (!bindArguments(sig, args, dims, error))
+    return false;
+  // Storage for every argument; invokePacked takes a pointer to each.
+  std::vector<int64_t> dimValues;
+  for (const std::string &d : sig.runtimeDims)
+    dimValues.push_back(dims[d]);
+  std::vector<FlatMemRef> descs(args.size());
+  std::vector<FlatMemRef *> descPtrs(args.size());
+  std::vector<float> f32s(args.size());
+  std::vector<int32_t> i32s(args.size());
+  std::vector<int64_t> i64s(args.size());
+  std::vector<void *> packed;
+  for (int64_t &d : dimValues)
+    packed.push_back(&d);
+  for (size_t i = 0; i < args.size(); ++i) {
+    const ParamInfo &p = sig.params[i];
+    if (p.isView) {
+      int64_t n = 1;
+      for (int64_t s : args[i].shape)
+        n *= s;
+      descs[i] = {args[i].data, args[i].data, 0, n, 1};
+      descPtrs[i] = &descs[i];
+      packed.push_back(&descPtrs[i]);
+    } else if (p.dtype == DType::F32) {
+      f32s[i] = (float)args[i].scalar;
+      packed.push_back(&f32s[i]);
+    } else if (p.dtype == DType::I32) {
+      i32s[i] = (int32_t)args[i].scalar;
+      packed.push_back(&i32s[i]);
+    } else {
+      i64s[i] = (int64_t)args[i].scalar;
+      packed.push_back(&i64s[i]);
+    }
+  }
+  if (auto err = engine->invokePacked("_mlir_ciface_" + sig.name, packed)) {
+    error = "launch failed: " + llvm::toString(std::move(err));
+    return false;
+  }
+  return true;
+}

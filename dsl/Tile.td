@@ -1,0 +1,2 @@
+// Root of the tile dialect's TableGen: everything generated comes from here.
+include "dsl/TileOps.td"

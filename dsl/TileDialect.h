@@ -1,0 +1,38 @@
+//===- TileDialect.h - the tile dialect -------------------------*- C++ -*-===//
+#ifndef KILN_DSL_TILEDIALECT_H
+#define KILN_DSL_TILEDIALECT_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+
+#include "dsl/TileDialect.h.inc"
+#include "dsl/TileEnums.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "dsl/TileTypes.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dsl/TileAttrs.h.inc"
+
+#define GET_OP_CLASSES
+#include "dsl/TileOps.h.inc"
+
+namespace kiln::tile {
+/// Name of the discardable attribute that holds an op's stable ID.
+inline constexpr llvm::StringLiteral kOpIdAttr = "tile.id";
+/// Name of the argument attribute that holds a view's access mode.
+inline constexpr llvm::StringLiteral kAccessAttr = "tile.access";
+/// Name of the argument attribute that holds a parameter's source name.
+inline constexpr llvm::StringLiteral kNameAttr = "tile.name";
+} // namespace kiln::tile
+
+#endif

@@ -1,0 +1,367 @@
+//===- TileOps.cpp - tile dialect op verifiers and assembly ---------------===//
+#include "dsl/TileDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/FunctionImplementation.h"
+
+using namespace mlir;
+using namespace kiln::tile;
+
+#define GET_OP_CLASSES
+#include "dsl/TileOps.cpp.inc"
+
+static bool isFloatTile(Type t) {
+  return isa<FloatType>(cast<TileType>(t).getElementType());
+}
+static bool isIntTile(Type t) { return isa<IntegerType>(cast<TileType>(t).getElementType()); }
+
+//===----------------------------------------------------------------------===//
+// KernelOp
+//===----------------------------------------------------------------------===//
+
+ParseResult KernelOp::parse(OpAsmParser &parser, OperationState &result) {
+  auto buildType = [](Builder &b, ArrayRef<Type> args, ArrayRef<Type> results,
+                      function_interface_impl::VariadicFlag, std::string &) {
+    return b.getFunctionType(args, results);
+  };
+  return function_interface_impl::parseFunctionOp(
+      parser, result, /*allowVariadic=*/false, getFunctionTypeAttrName(result.name), buildType,
+      getArgAttrsAttrName(result.name), getResAttrsAttrName(result.name));
+}
+
+void KernelOp::print(OpAsmPrinter &p) {
+  function_interface_impl::printFunctionOp(p, *this, /*isVariadic=*/false,
+                                           getFunctionTypeAttrName(), getArgAttrsAttrName(),
+                                           getResAttrsAttrName());
+}
+
+StringRef KernelOp::getAccess(unsigned argIndex) {
+  if (auto access = getArgAttrOfType<StringAttr>(argIndex, kAccessAttr))
+    return access.getValue();
+  return {};
+}
+
+ProgramIdsOp KernelOp::getProgramIds() {
+  ProgramIdsOp found;
+  getBody().walk([&](ProgramIdsOp op) { found = op; });
+  return found;
+}
+
+LogicalResult KernelOp::verify() {
+  if (!getFunctionType().getResults().empty())
+    return emitOpError("kernels return nothing; write results through out views");
+  unsigned numDims = getDimNames().size();
+  ArrayRef<Type> inputs = getFunctionType().getInputs();
+  if (inputs.size() < numDims)
+    return emitOpError("has ") << numDims << " dim names but only " << inputs.size()
+                               << " arguments";
+  for (unsigned i = 0; i < inputs.size(); ++i) {
+    Type t = inputs[i];
+    if (i < numDims) {
+      if (!t.isIndex())
+        return emitOpError("argument ") << i << " is a runtime dim and must be index";
+      continue;
+    }
+    if (isa<ViewType>(t)) {
+      StringRef access = getAccess(i);
+      if (access != "in" && access != "out" && access != "inout")
+        return emitOpError("view argument ")
+               << i << " needs tile.access = \"in\", \"out\" or \"inout\"";
+      for (auto [dim, name] : llvm::zip(cast<ViewType>(t).getShape(),
+                                        cast<ViewType>(t).getDimNames())) {
+        if (ShapedType::isDynamic(dim) && !llvm::is_contained(getDimNames(), name))
+          return emitOpError("view argument ") << i << " uses dim '" << name.getValue()
+                                               << "' that is not a runtime dim of the kernel";
+      }
+      continue;
+    }
+    if (!t.isF32() && !t.isInteger(32) && !t.isInteger(64))
+      return emitOpError("scalar argument ") << i << " must be f32, i32 or i64, got " << t;
+  }
+  return success();
+}
+
+LogicalResult KernelOp::verifyRegions() {
+  unsigned numProgramIds = 0;
+  llvm::StringMap<Operation *> ids;
+  WalkResult walk = getBody().walk([&](Operation *op) -> WalkResult {
+    if (isa<ProgramIdsOp>(op))
+      ++numProgramIds;
+    if (auto id = op->getAttrOfType<StringAttr>(kOpIdAttr)) {
+      auto [it, inserted] = ids.try_emplace(id.getValue(), op);
+      if (!inserted) {
+        op->emitOpError("reuses op id '") << id.getValue() << "'";
+        return WalkResult::interrupt();
+      }
+    }
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  if (numProgramIds != 1)
+    return emitOpError("needs exactly one tile.program_ids, found ") << numProgramIds;
+  if (getProgramIds()->getParentOp() != getOperation())
+    return emitOpError("tile.program_ids must be at the top level of the body");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ProgramIdsOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ProgramIdsOp::verify() {
+  if (getNames().size() != getExtents().size() || getIds().size() != getExtents().size())
+    return emitOpError("needs one name and one result per grid extent");
+  if (getExtents().empty() || getExtents().size() > 3)
+    return emitOpError("grids have 1 to 3 axes, got ") << getExtents().size();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Loads and stores
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyWindow(Operation *op, ViewType view, unsigned numIndices,
+                                  ArrayRef<int64_t> window, ArrayRef<int64_t> keep,
+                                  TileType tile) {
+  if (numIndices != view.getRank() || window.size() != view.getRank())
+    return op->emitOpError("needs one index and one window extent per view dim (")
+           << view.getRank() << ")";
+  if (keep.size() != tile.getRank())
+    return op->emitOpError("keeps ") << keep.size() << " dims but the tile has rank "
+                                     << tile.getRank();
+  int64_t prev = -1;
+  for (auto [i, k] : llvm::enumerate(keep)) {
+    if (k <= prev || k >= view.getRank())
+      return op->emitOpError("keep must list increasing view dims");
+    if (window[k] != tile.getShape()[i])
+      return op->emitOpError("window extent ")
+             << window[k] << " of dim " << k << " does not match tile dim "
+             << tile.getShape()[i];
+    prev = k;
+  }
+  for (auto [d, w] : llvm::enumerate(window)) {
+    if (w <= 0)
+      return op->emitOpError("window extents must be positive");
+    if (!llvm::is_contained(keep, int64_t(d)) && w != 1)
+      return op->emitOpError("dropped dim ") << d << " must have window extent 1";
+    if (!view.isDynamicDim(d) && w > view.getShape()[d])
+      return op->emitOpError("window extent ")
+             << w << " exceeds dim " << d << " of size " << view.getShape()[d];
+  }
+  if (tile.getElementType() != view.getElementType())
+    return op->emitOpError("tile element type ")
+           << tile.getElementType() << " differs from view element type "
+           << view.getElementType();
+  return success();
+}
+
+LogicalResult LoadOp::verify() {
+  return verifyWindow(*this, getView().getType(), getIndices().size(), getWindow(), getKeep(),
+                      getResult().getType());
+}
+
+LogicalResult StoreOp::verify() {
+  return verifyWindow(*this, getView().getType(), getIndices().size(), getWindow(), getKeep(),
+                      getValue().getType());
+}
+
+//===----------------------------------------------------------------------===//
+// Creation
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConstantOp::verify() {
+  Type elementType = getResult().getType().getElementType();
+  if (getValue().getType() != elementType)
+    return emitOpError("value type ") << getValue().getType() << " differs from element type "
+                                      << elementType;
+  if (!isa<FloatAttr, IntegerAttr>(getValue()))
+    return emitOpError("value must be a float or integer scalar");
+  return success();
+}
+
+LogicalResult IotaOp::verify() {
+  TileType t = getResult().getType();
+  if (t.getRank() != 1 || !isIntTile(t) || t.getElementType().isInteger(1))
+    return emitOpError("result must be a 1-D integer tile");
+  return success();
+}
+
+LogicalResult FromIndexOp::verify() {
+  TileType t = getResult().getType();
+  if (t.getRank() != 0 || t.getElementType().isInteger(1))
+    return emitOpError("result must be a rank-0 numeric tile");
+  return success();
+}
+
+LogicalResult ToIndexOp::verify() {
+  TileType t = getInput().getType();
+  if (t.getRank() != 0 || !isIntTile(t))
+    return emitOpError("input must be a rank-0 integer tile");
+  return success();
+}
+
+LogicalResult SplatOp::verify() {
+  if (getInput().getType() != getResult().getType().getElementType())
+    return emitOpError("element type must be the scalar's type");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+template <typename Op>
+static LogicalResult verifyFloat(Op op) {
+  if (!isFloatTile(op.getType()))
+    return op.emitOpError("needs a float tile, got ") << op.getType();
+  return success();
+}
+template <typename Op>
+static LogicalResult verifyBool(Op op) {
+  if (!cast<TileType>(op.getType()).getElementType().isInteger(1))
+    return op.emitOpError("needs an i1 tile, got ") << op.getType();
+  return success();
+}
+template <typename Op>
+static LogicalResult verifyNumeric(Op op) {
+  if (cast<TileType>(op.getType()).getElementType().isInteger(1))
+    return op.emitOpError("needs a numeric tile, got ") << op.getType();
+  return success();
+}
+
+LogicalResult AddOp::verify() { return verifyNumeric(*this); }
+LogicalResult SubOp::verify() { return verifyNumeric(*this); }
+LogicalResult MulOp::verify() { return verifyNumeric(*this); }
+LogicalResult DivOp::verify() { return verifyNumeric(*this); }
+LogicalResult RemOp::verify() { return verifyNumeric(*this); }
+LogicalResult MaxOp::verify() { return verifyNumeric(*this); }
+LogicalResult MinOp::verify() { return verifyNumeric(*this); }
+LogicalResult AndOp::verify() { return verifyBool(*this); }
+LogicalResult OrOp::verify() { return verifyBool(*this); }
+LogicalResult NegOp::verify() { return verifyNumeric(*this); }
+LogicalResult AbsOp::verify() { return verifyNumeric(*this); }
+LogicalResult ExpOp::verify() { return verifyFloat(*this); }
+LogicalResult LogOp::verify() { return verifyFloat(*this); }
+LogicalResult Log1pOp::verify() { return verifyFloat(*this); }
+LogicalResult SqrtOp::verify() { return verifyFloat(*this); }
+LogicalResult RsqrtOp::verify() { return verifyFloat(*this); }
+LogicalResult SigmoidOp::verify() { return verifyFloat(*this); }
+LogicalResult TanhOp::verify() { return verifyFloat(*this); }
+LogicalResult NotOp::verify() { return verifyBool(*this); }
+
+LogicalResult CmpOp::verify() {
+  if (getLhs().getType() != getRhs().getType())
+    return emitOpError("compares tiles of different types");
+  if (getResult().getType() != getLhs().getType().withElementType(
+                                   IntegerType::get(getContext(), 1)))
+    return emitOpError("result must be an i1 tile of the operands' shape");
+  return success();
+}
+
+LogicalResult SelectOp::verify() {
+  if (getLhs().getType() != getResult().getType() || getRhs().getType() != getResult().getType())
+    return emitOpError("branches must have the result type");
+  if (getCond().getType() != getResult().getType().withElementType(
+                                  IntegerType::get(getContext(), 1)))
+    return emitOpError("condition must be an i1 tile of the result's shape");
+  return success();
+}
+
+LogicalResult CastOp::verify() {
+  if (getInput().getType().getShape() != getResult().getType().getShape())
+    return emitOpError("cannot change the shape");
+  if (getResult().getType().getElementType().isInteger(1))
+    return emitOpError("cannot cast to i1; compare instead");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Shape
+//===----------------------------------------------------------------------===//
+
+LogicalResult BroadcastOp::verify() {
+  TileType in = getInput().getType(), out = getResult().getType();
+  if (in.getElementType() != out.getElementType())
+    return emitOpError("cannot change the element type");
+  if (in.getRank() > out.getRank())
+    return emitOpError("cannot lower the rank");
+  unsigned offset = out.getRank() - in.getRank();
+  for (unsigned i = 0; i < in.getRank(); ++i) {
+    int64_t a = in.getShape()[i], b = out.getShape()[i + offset];
+    if (a != 1 && a != b)
+      return emitOpError("dim ") << i << " of size " << a << " cannot broadcast to " << b;
+  }
+  return success();
+}
+
+LogicalResult ReshapeOp::verify() {
+  TileType in = getInput().getType(), out = getResult().getType();
+  if (in.getElementType() != out.getElementType())
+    return emitOpError("cannot change the element type");
+  if (in.getNumElements() != out.getNumElements())
+    return emitOpError("cannot change the number of elements (")
+           << in.getNumElements() << " vs " << out.getNumElements() << ")";
+  return success();
+}
+
+LogicalResult TransposeOp::verify() {
+  TileType in = getInput().getType(), out = getResult().getType();
+  ArrayRef<int64_t> perm = getPermutation();
+  if (perm.size() != in.getRank() || out.getRank() != in.getRank())
+    return emitOpError("permutation must have one entry per dim");
+  SmallVector<bool> seen(perm.size(), false);
+  for (auto [i, p] : llvm::enumerate(perm)) {
+    if (p < 0 || p >= in.getRank() || seen[p])
+      return emitOpError("is not a permutation");
+    seen[p] = true;
+    if (out.getShape()[i] != in.getShape()[p])
+      return emitOpError("result dim ") << i << " must equal input dim " << p;
+  }
+  if (in.getElementType() != out.getElementType())
+    return emitOpError("cannot change the element type");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions, scans, matrix products
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReduceOp::verify() {
+  TileType in = getInput().getType(), out = getResult().getType();
+  int64_t axis = getAxis();
+  if (axis < 0 || axis >= (int64_t)in.getRank())
+    return emitOpError("axis ") << axis << " is out of range for rank " << in.getRank();
+  SmallVector<int64_t> expected(in.getShape());
+  expected.erase(expected.begin() + axis);
+  if (out != in.withShape(expected))
+    return emitOpError("result must be the input without dim ") << axis;
+  if (in.getElementType().isInteger(1))
+    return emitOpError("cannot reduce i1 tiles");
+  return success();
+}
+
+LogicalResult CumsumOp::verify() {
+  if ((int64_t)getAxis() < 0 || (int64_t)getAxis() >= getInput().getType().getRank())
+    return emitOpError("axis ") << getAxis() << " is out of range";
+  return verifyNumeric(*this);
+}
+
+LogicalResult DotOp::verify() {
+  TileType a = getLhs().getType(), b = getRhs().getType(), c = getResult().getType();
+  if (a.getRank() != 2 || b.getRank() != 2)
+    return emitOpError("operands must be 2-D tiles");
+  if (!isFloatTile(a) || !isFloatTile(b))
+    return emitOpError("operands must be float tiles");
+  if (a.getShape()[1] != b.getShape()[0])
+    return emitOpError("contracting dims differ: ")
+           << a.getShape()[1] << " vs " << b.getShape()[0];
+  if (c.getShape() != ArrayRef<int64_t>{a.getShape()[0], b.getShape()[1]} ||
+      !c.getElementType().isF32())
+    return emitOpError("result must be ") << a.getShape()[0] << "x" << b.getShape()[1]
+                                          << "xf32";
+  if (getAcc() && getAcc().getType() != c)
+    return emitOpError("accumulator must have the result type");
+  return success();
+}

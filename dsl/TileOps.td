@@ -1,0 +1,321 @@
+//===- TileOps.td - tile dialect operations ----------------*- tablegen -*-===//
+//
+// Every op may carry a discardable `tile.id` string: the stable op ID that
+// schedules use to name it (roles own ops, pipelines carry loads).
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_TILE_OPS
+#define KILN_TILE_OPS
+
+include "dsl/TileDialect.td"
+include "dsl/TileTypes.td"
+include "dsl/TileAttrs.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/IR/OpBase.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/Interfaces/FunctionInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def Tile_CmpPredicate : I32EnumAttr<"CmpPredicate", "comparison predicate", [
+    I32EnumAttrCase<"lt", 0>, I32EnumAttrCase<"le", 1>, I32EnumAttrCase<"gt", 2>,
+    I32EnumAttrCase<"ge", 3>, I32EnumAttrCase<"eq", 4>, I32EnumAttrCase<"ne", 5>]> {
+  let cppNamespace = "::kiln::tile";
+}
+
+def Tile_ReduceKind : I32EnumAttr<"ReduceKind", "reduction kind", [
+    I32EnumAttrCase<"sum", 0>, I32EnumAttrCase<"max", 1>, I32EnumAttrCase<"min", 2>]> {
+  let cppNamespace = "::kiln::tile";
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel structure
+//===----------------------------------------------------------------------===//
+
+def Tile_KernelOp : Tile_Op<"kernel", [IsolatedFromAbove, FunctionOpInterface, Symbol]> {
+  let summary = "one program instance of a grid";
+  let description = [{
+    The entry block's arguments are first the runtime dims (`index`, named by
+    `dim_names`), then the kernel parameters: views (`!tile.view`, with a
+    `tile.access` argument attribute of `in`, `out` or `inout`) and scalars
+    (`f32`, `i32`, `i64`). The body computes the grid extents, takes its
+    coordinates from the single `tile.program_ids`, and ends in `tile.return`.
+
+    ```mlir
+    tile.kernel @copy(%N: index, %x: !tile.view<[N, 64], f32> {tile.access = "in"},
+                      %y: !tile.view<[N, 64], f32> {tile.access = "out"})
+        attributes {dim_names = ["N"]} {
+      %i = tile.program_ids ["i"] (%N) : index
+      %c0 = arith.constant 0 : index
+      %t = tile.load %x[%i, %c0] window [1, 64] keep [1] : !tile.view<[N, 64], f32> -> !tile.tile<64xf32>
+      tile.store %t, %y[%i, %c0] window [1, 64] keep [1] : !tile.tile<64xf32>, !tile.view<[N, 64], f32>
+      tile.return
+    }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       TypeAttrOf<FunctionType>:$function_type,
+                       OptionalAttr<StrAttr>:$sym_visibility,
+                       OptionalAttr<DictArrayAttr>:$arg_attrs,
+                       OptionalAttr<DictArrayAttr>:$res_attrs,
+                       StrArrayAttr:$dim_names,
+                       OptionalAttr<Tile_ScheduleAttr>:$schedule);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::Region *getCallableRegion() { return &getBody(); }
+    ::llvm::ArrayRef<::mlir::Type> getArgumentTypes() { return getFunctionType().getInputs(); }
+    ::llvm::ArrayRef<::mlir::Type> getResultTypes() { return getFunctionType().getResults(); }
+    /// `in`, `out` or `inout` for a view parameter, empty for scalars and dims.
+    ::llvm::StringRef getAccess(unsigned argIndex);
+    /// The single tile.program_ids of the body, or null.
+    class ProgramIdsOp getProgramIds();
+  }];
+}
+
+def Tile_ReturnOp : Tile_Op<"return", [Pure, Terminator, ReturnLike, HasParent<"KernelOp">]> {
+  let summary = "end of a kernel body";
+  let assemblyFormat = "attr-dict";
+}
+
+def Tile_ProgramIdsOp : Tile_Op<"program_ids", [Pure]> {
+  let summary = "the coordinates of this program instance in the grid";
+  let description = [{
+    Takes the grid extents (one per named axis) and returns this instance's
+    coordinate along each. The schedule's `grid` orders the axes for launch.
+  }];
+  let arguments = (ins StrArrayAttr:$names, Variadic<Index>:$extents);
+  let results = (outs Variadic<Index>:$ids);
+  let assemblyFormat = "$names `(` $extents `)` attr-dict `:` type($ids)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+def Tile_LoadOp : Tile_Op<"load", [MemoryEffects<[MemRead]>]> {
+  let summary = "load a tile from a window of a global view";
+  let description = [{
+    `indices` are the window's start along every dim of the view; `window`
+    its extent along every dim; `keep` lists the dims that appear in the
+    result (the others must have extent 1 and are dropped). With `masked`,
+    elements outside the view read as `other` (0 by default); without it the
+    window must lie inside the view.
+  }];
+  let arguments = (ins Tile_ViewType:$view, Variadic<Index>:$indices,
+                       DenseI64ArrayAttr:$window, DenseI64ArrayAttr:$keep,
+                       UnitAttr:$masked, OptionalAttr<F64Attr>:$other);
+  let results = (outs Tile_TileType:$result);
+  let assemblyFormat = [{
+    $view `[` $indices `]` `window` $window `keep` $keep (`masked` $masked^)?
+    attr-dict `:` type($view) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_StoreOp : Tile_Op<"store", [MemoryEffects<[MemWrite]>]> {
+  let summary = "store a tile into a window of a global view";
+  let description = [{
+    The window is described as for `tile.load`; with `masked`, elements
+    outside the view are not written.
+  }];
+  let arguments = (ins Tile_TileType:$value, Tile_ViewType:$view, Variadic<Index>:$indices,
+                       DenseI64ArrayAttr:$window, DenseI64ArrayAttr:$keep, UnitAttr:$masked);
+  let assemblyFormat = [{
+    $value `,` $view `[` $indices `]` `window` $window `keep` $keep (`masked` $masked^)?
+    attr-dict `:` type($value) `,` type($view)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Creation
+//===----------------------------------------------------------------------===//
+
+def Tile_ConstantOp : Tile_Op<"constant", [Pure]> {
+  let summary = "a tile with every element equal to a scalar constant";
+  let arguments = (ins TypedAttrInterface:$value);
+  let results = (outs Tile_TileType:$result);
+  let assemblyFormat = "$value attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_IotaOp : Tile_Op<"iota", [Pure]> {
+  let summary = "the 1-D tile [0, 1, ..., N-1]";
+  let results = (outs Tile_TileType:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_SplatOp : Tile_Op<"splat", [Pure]> {
+  let summary = "a tile with every element equal to a scalar value";
+  let arguments = (ins AnyTypeOf<[F32, I32, I64]>:$input);
+  let results = (outs Tile_TileType:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_FromIndexOp : Tile_Op<"from_index", [Pure]> {
+  let summary = "an index scalar as a rank-0 tile of any numeric type";
+  let arguments = (ins Index:$input);
+  let results = (outs Tile_TileType:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_ToIndexOp : Tile_Op<"to_index", [Pure]> {
+  let summary = "a rank-0 integer or i1 tile as an index scalar";
+  let arguments = (ins Tile_TileType:$input);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+class Tile_BinaryOp<string mnemonic, string what>
+    : Tile_Op<mnemonic, [Pure, AllTypesMatch<["lhs", "rhs", "result"]>]> {
+  let summary = "elementwise " # what;
+  let arguments = (ins Tile_TileType:$lhs, Tile_TileType:$rhs);
+  let results = (outs Tile_TileType:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_AddOp : Tile_BinaryOp<"add", "sum">;
+def Tile_SubOp : Tile_BinaryOp<"sub", "difference">;
+def Tile_MulOp : Tile_BinaryOp<"mul", "product">;
+def Tile_DivOp : Tile_BinaryOp<"div", "quotient (integers round toward zero)">;
+def Tile_RemOp : Tile_BinaryOp<"rem", "remainder (sign of the dividend)">;
+def Tile_MaxOp : Tile_BinaryOp<"max", "maximum">;
+def Tile_MinOp : Tile_BinaryOp<"min", "minimum">;
+def Tile_AndOp : Tile_BinaryOp<"and", "logical and of i1 tiles">;
+def Tile_OrOp : Tile_BinaryOp<"or", "logical or of i1 tiles">;
+
+class Tile_UnaryOp<string mnemonic, string what>
+    : Tile_Op<mnemonic, [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "elementwise " # what;
+  let arguments = (ins Tile_TileType:$input);
+  let results = (outs Tile_TileType:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_NegOp : Tile_UnaryOp<"neg", "negation">;
+def Tile_AbsOp : Tile_UnaryOp<"abs", "absolute value">;
+def Tile_ExpOp : Tile_UnaryOp<"exp", "e^x (floats)">;
+def Tile_LogOp : Tile_UnaryOp<"log", "natural logarithm (floats)">;
+def Tile_Log1pOp : Tile_UnaryOp<"log1p", "log(1 + x) (floats)">;
+def Tile_SqrtOp : Tile_UnaryOp<"sqrt", "square root (floats)">;
+def Tile_RsqrtOp : Tile_UnaryOp<"rsqrt", "1 / sqrt(x) (floats)">;
+def Tile_SigmoidOp : Tile_UnaryOp<"sigmoid", "1 / (1 + e^-x) (floats)">;
+def Tile_TanhOp : Tile_UnaryOp<"tanh", "hyperbolic tangent (floats)">;
+def Tile_NotOp : Tile_UnaryOp<"not", "logical negation of an i1 tile">;
+
+def Tile_CmpOp : Tile_Op<"cmp", [Pure, AllTypesMatch<["lhs", "rhs"]>]> {
+  let summary = "elementwise comparison, giving an i1 tile";
+  let arguments = (ins Tile_CmpPredicate:$predicate, Tile_TileType:$lhs, Tile_TileType:$rhs);
+  let results = (outs Tile_TileType:$result);
+  let assemblyFormat = "$predicate `,` $lhs `,` $rhs attr-dict `:` type($lhs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_SelectOp : Tile_Op<"select", [Pure, AllTypesMatch<["lhs", "rhs", "result"]>]> {
+  let summary = "elementwise choice: cond ? lhs : rhs";
+  let arguments = (ins Tile_TileType:$cond, Tile_TileType:$lhs, Tile_TileType:$rhs);
+  let results = (outs Tile_TileType:$result);
+  let assemblyFormat = "$cond `,` $lhs `,` $rhs attr-dict `:` type($cond) `,` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_CastOp : Tile_Op<"cast", [Pure]> {
+  let summary = "elementwise conversion to another element type";
+  let description = [{
+    Floats round to nearest even; float to integer truncates toward zero;
+    i1 converts to 0 / 1.
+  }];
+  let arguments = (ins Tile_TileType:$input);
+  let results = (outs Tile_TileType:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Shape
+//===----------------------------------------------------------------------===//
+
+def Tile_BroadcastOp : Tile_Op<"broadcast", [Pure]> {
+  let summary = "numpy-style broadcast to a larger shape";
+  let description = [{
+    Shapes align at the innermost dim; every input dim is 1 or equal to the
+    result's. Missing outer dims are added.
+  }];
+  let arguments = (ins Tile_TileType:$input);
+  let results = (outs Tile_TileType:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_ReshapeOp : Tile_Op<"reshape", [Pure]> {
+  let summary = "the same elements in row-major order under another shape";
+  let arguments = (ins Tile_TileType:$input);
+  let results = (outs Tile_TileType:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_TransposeOp : Tile_Op<"transpose", [Pure]> {
+  let summary = "permute the dims of a tile";
+  let description = [{ Result dim `i` is input dim `permutation[i]`. }];
+  let arguments = (ins Tile_TileType:$input, DenseI64ArrayAttr:$permutation);
+  let results = (outs Tile_TileType:$result);
+  let assemblyFormat = "$input $permutation attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions, scans, matrix products
+//===----------------------------------------------------------------------===//
+
+def Tile_ReduceOp : Tile_Op<"reduce", [Pure]> {
+  let summary = "reduce along one axis, removing it";
+  let arguments = (ins Tile_ReduceKind:$kind, Tile_TileType:$input, I64Attr:$axis);
+  let results = (outs Tile_TileType:$result);
+  let assemblyFormat = "$kind $input `axis` $axis attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_CumsumOp : Tile_Op<"cumsum", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "inclusive cumulative sum along one axis";
+  let arguments = (ins Tile_TileType:$input, I64Attr:$axis);
+  let results = (outs Tile_TileType:$result);
+  let assemblyFormat = "$input `axis` $axis attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_DotOp : Tile_Op<"dot", [Pure]> {
+  let summary = "matrix product [M, K] x [K, N] -> [M, N], accumulated in f32";
+  let description = [{
+    Operands are floats of any width (bf16 and f16 feed tensor cores); the
+    products are summed in f32, onto `acc` when it is given.
+  }];
+  let arguments = (ins Tile_TileType:$lhs, Tile_TileType:$rhs, Optional<Tile_TileType>:$acc);
+  let results = (outs Tile_TileType:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs (`,` $acc^ `:` type($acc))? attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // KILN_TILE_OPS

@@ -1,0 +1,109 @@
+//===- Ast.h - syntax tree of the Kiln language -----------------*- C++ -*-===//
+#ifndef KILN_DSL_LANG_AST_H
+#define KILN_DSL_LANG_AST_H
+
+#include "dsl/Diagnostics.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kiln::lang {
+
+struct Expr;
+struct Stmt;
+using ExprP = std::unique_ptr<Expr>;
+using StmtP = std::unique_ptr<Stmt>;
+using StmtList = std::vector<StmtP>;
+
+/// One item inside `x[...]`: a point `i`, a range `i +: n`, all `:`, or `None`.
+struct IndexItem {
+  enum Kind { Point, Range, Full, NewAxis } kind = Point;
+  ExprP start, size;
+  SrcPos pos;
+};
+
+struct Arg {
+  std::string keyword; // empty for positional arguments
+  ExprP value;
+};
+
+struct Expr {
+  enum Kind { Int, Float, Bool, Name, Call, Binary, Unary, Index, Cast, Transpose, IfElse } kind;
+  SrcPos pos;
+  int64_t intValue = 0;
+  double floatValue = 0;
+  std::string name;           // Name, Call callee, Binary/Unary operator, Cast dtype
+  std::vector<Arg> args;      // Call
+  std::vector<ExprP> operands; // Binary (2), Unary (1), Index/Cast/Transpose (1), IfElse (3)
+  std::vector<IndexItem> items; // Index
+};
+
+struct Stmt {
+  enum Kind { Let, Var, Assign, ExprStmt, For, If, Require, Return } kind;
+  SrcPos pos;
+  std::string name;       // Let / Var / Assign / For variable
+  ExprP value;            // Let / Var / Assign / ExprStmt / Require / Return; For: lower bound; If: cond
+  ExprP upper;            // For: upper bound
+  std::string message;    // Require
+  StmtList body, orElse;     // For / If
+};
+
+struct Dim {
+  SrcPos pos;
+  int64_t value = 0;
+  std::string name; // empty for an integer
+};
+
+struct Param {
+  SrcPos pos;
+  std::string name;
+  std::string access; // in / out / inout for views, empty for scalars
+  std::string dtype;
+  std::vector<Dim> dims;
+  bool isView() const { return !access.empty(); }
+};
+
+struct GridAxis {
+  SrcPos pos;
+  std::string name;
+  ExprP extent;
+};
+
+struct Const {
+  SrcPos pos;
+  std::string name, type; // int, bool or float
+  ExprP value;
+};
+
+struct SchedParam {
+  SrcPos pos;
+  std::string name;
+};
+
+struct Function {
+  SrcPos pos;
+  std::string name;
+  std::vector<std::pair<std::string, SrcPos>> params;
+  StmtList body;
+};
+
+struct Kernel {
+  SrcPos pos;
+  std::string name;
+  std::vector<Param> params;
+  std::vector<GridAxis> grid;
+  StmtList body;
+};
+
+struct Program {
+  std::vector<Const> consts;
+  std::vector<SchedParam> schedParams;
+  std::vector<Function> functions;
+  std::vector<Kernel> kernels;
+  StmtList requires; // top-level compile-time checks
+};
+
+} // namespace kiln::lang
+
+#endif

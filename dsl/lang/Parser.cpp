@@ -1,0 +1,579 @@
+//===- Parser.cpp - lexer and recursive-descent parser --------------------===//
+#include "dsl/lang/Parser.h"
+
+#include <cctype>
+#include <cstdlib>
+#include <set>
+
+using namespace kiln;
+using namespace kiln::lang;
+
+namespace {
+
+struct Token {
+  enum Kind { End, Ident, Int, Float, String, Punct } kind = End;
+  std::string text;
+  SrcPos pos;
+};
+
+class Lexer {
+public:
+  explicit Lexer(const std::string &text) : text(text) {}
+
+  bool run(std::vector<Token> &tokens, Error &error) {
+    while (true) {
+      skipSpaceAndComments();
+      Token t;
+      t.pos = {line, col};
+      if (i >= text.size()) {
+        tokens.push_back(t);
+        return true;
+      }
+      char c = text[i];
+      if (std::isalpha((unsigned char)c) || c == '_') {
+        t.kind = Token::Ident;
+        while (i < text.size() && (std::isalnum((unsigned char)text[i]) || text[i] == '_'))
+          t.text += advance();
+      } else if (std::isdigit((unsigned char)c) ||
+                 (c == '.' && i + 1 < text.size() && std::isdigit((unsigned char)text[i + 1]))) {
+        t.kind = Token::Int;
+        while (i < text.size() && (std::isalnum((unsigned char)text[i]) || text[i] == '.' ||
+                                   ((text[i] == '-' || text[i] == '+') &&
+                                    (text[i - 1] == 'e' || text[i - 1] == 'E')))) {
+          if (text[i] == '.' && i + 1 < text.size() && text[i + 1] == '.')
+            break; // `0..n` is a range
+          if (text[i] == '.' || text[i] == 'e' || text[i] == 'E')
+            t.kind = Token::Float;
+          t.text += advance();
+        }
+        char *end = nullptr;
+        if (t.kind == Token::Int)
+          std::strtoll(t.text.c_str(), &end, 10);
+        else
+          std::strtod(t.text.c_str(), &end);
+        if (*end) {
+          error = {t.pos, "malformed number '" + t.text + "'"};
+          return false;
+        }
+      } else if (c == '"') {
+        t.kind = Token::String;
+        advance();
+        while (i < text.size() && text[i] != '"' && text[i] != '\n')
+          t.text += advance();
+        if (i >= text.size() || text[i] != '"') {
+          error = {t.pos, "unterminated string"};
+          return false;
+        }
+        advance();
+      } else {
+        t.kind = Token::Punct;
+        static const char *multi[] = {"+:", "..", "==", "!=", "<=", ">=", "&&", "||", "->"};
+        for (const char *m : multi)
+          if (text.compare(i, 2, m) == 0) {
+            t.text = m;
+            break;
+          }
+        if (t.text.empty()) {
+          if (!std::strchr("()[]{},;:=+-*/%<>!.@", c)) {
+            error = {t.pos, std::string("unexpected character '") + c + "'"};
+            return false;
+          }
+          t.text = std::string(1, c);
+        }
+        for (size_t k = 0; k < t.text.size(); ++k)
+          advance();
+      }
+      tokens.push_back(t);
+    }
+  }
+
+private:
+  const std::string &text;
+  size_t i = 0;
+  unsigned line = 1, col = 1;
+
+  char advance() {
+    char c = text[i++];
+    if (c == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+    return c;
+  }
+  void skipSpaceAndComments() {
+    while (i < text.size()) {
+      if (std::isspace((unsigned char)text[i]))
+        advance();
+      else if (text.compare(i, 2, "//") == 0 || text[i] == '#')
+        while (i < text.size() && text[i] != '\n')
+          advance();
+      else
+        break;
+    }
+  }
+};
+
+static const std::set<std::string> kKeywords = {
+    "const", "param", "fn", "kernel", "grid", "let", "var", "for", "in", "if", "else",
+    "require", "return", "as", "true", "false", "None", "out", "inout"};
+
+class Parser {
+public:
+  Parser(std::vector<Token> tokens, Error &error) : toks(std::move(tokens)), error(error) {}
+
+  std::optional<Program> program() {
+    Program p;
+    while (!at(Token::End)) {
+      if (isWord("const")) {
+        Const c;
+        c.pos = next().pos;
+        if (!ident(c.name, "constant name") || !expect(":") || !ident(c.type, "type"))
+          return std::nullopt;
+        if (c.type != "int" && c.type != "bool" && c.type != "float")
+          return fail(prev().pos, "constants are int, bool or float, not '" + c.type + "'");
+        if (!expect("=") || !(c.value = expr()) || !expect(";"))
+          return std::nullopt;
+        p.consts.push_back(std::move(c));
+      } else if (isWord("param")) {
+        SchedParam s;
+        s.pos = next().pos;
+        std::string type;
+        if (!ident(s.name, "parameter name") || !expect(":") || !ident(type, "type"))
+          return std::nullopt;
+        if (type != "int")
+          return fail(prev().pos, "schedule parameters are int, not '" + type + "'");
+        if (!expect(";"))
+          return std::nullopt;
+        p.schedParams.push_back(s);
+      } else if (isWord("fn")) {
+        Function f;
+        f.pos = next().pos;
+        if (!ident(f.name, "function name") || !expect("("))
+          return std::nullopt;
+        while (!isPunct(")")) {
+          std::string name;
+          SrcPos pos = cur().pos;
+          if (!ident(name, "parameter name"))
+            return std::nullopt;
+          f.params.push_back({name, pos});
+          if (!isPunct(")") && !expect(","))
+            return std::nullopt;
+        }
+        next();
+        if (!block(f.body))
+          return std::nullopt;
+        p.functions.push_back(std::move(f));
+      } else if (isWord("require")) {
+        StmtP r = stmt();
+        if (!r)
+          return std::nullopt;
+        p.requires.push_back(std::move(r));
+      } else if (isWord("kernel")) {
+        Kernel k;
+        if (!kernel(k))
+          return std::nullopt;
+        p.kernels.push_back(std::move(k));
+      } else {
+        return fail(cur().pos, "expected 'const', 'param', 'require', 'fn' or 'kernel', found " + describe(cur()));
+      }
+    }
+    if (p.kernels.empty())
+      return fail(cur().pos, "the source defines no kernel");
+    return p;
+  }
+
+private:
+  std::vector<Token> toks;
+  size_t k = 0;
+  Error &error;
+  bool failed = false;
+
+  const Token &cur() const { return toks[k]; }
+  const Token &prev() const { return toks[k ? k - 1 : 0]; }
+  const Token &next() { return toks[k < toks.size() - 1 ? k++ : k]; }
+  bool at(Token::Kind kind) const { return cur().kind == kind; }
+  bool isPunct(const char *p) const { return cur().kind == Token::Punct && cur().text == p; }
+  bool isWord(const char *w) const { return cur().kind == Token::Ident && cur().text == w; }
+  bool isPunctAt(size_t ahead, const char *p) const {
+    size_t j = std::min(k + ahead, toks.size() - 1);
+    return toks[j].kind == Token::Punct && toks[j].text == p;
+  }
+
+  static std::string describe(const Token &t) {
+    switch (t.kind) {
+    case Token::End:
+      return "end of file";
+    case Token::String:
+      return "string \"" + t.text + "\"";
+    default:
+      return "'" + t.text + "'";
+    }
+  }
+  std::nullopt_t fail(SrcPos pos, std::string message) {
+    if (!failed)
+      error = {pos, std::move(message)};
+    failed = true;
+    return std::nullopt;
+  }
+  bool expect(const char *p) {
+    if (isPunct(p)) {
+      next();
+      return true;
+    }
+    fail(cur().pos, std::string("expected '") + p + "', found " + describe(cur()));
+    return false;
+  }
+  bool ident(std::string &out, const char *what) {
+    if (!at(Token::Ident) || kKeywords.count(cur().text)) {
+      fail(cur().pos, std::string("expected ") + what + ", found " + describe(cur()));
+      return false;
+    }
+    out = next().text;
+    return true;
+  }
+
+  bool kernel(Kernel &kern) {
+    kern.pos = next().pos;
+    if (!ident(kern.name, "kernel name") || !expect("("))
+      return false;
+    while (!isPunct(")")) {
+      Param p;
+      p.pos = cur().pos;
+      if (!ident(p.name, "parameter name") || !expect(":"))
+        return false;
+      if (isWord("in") || isWord("out") || isWord("inout"))
+        p.access = next().text;
+      if (!ident(p.dtype, "element type"))
+        return false;
+      if (p.isView()) {
+        if (!expect("["))
+          return false;
+        while (!isPunct("]")) {
+          Dim d;
+          d.pos = cur().pos;
+          if (at(Token::Int)) {
+            d.value = std::strtoll(next().text.c_str(), nullptr, 10);
+            if (d.value <= 0)
+              return fail(d.pos, "dims must be positive"), false;
+          } else if (!ident(d.name, "dim (an integer or a name)")) {
+            return false;
+          }
+          p.dims.push_back(d);
+          if (!isPunct("]") && !expect(","))
+            return false;
+        }
+        next();
+        if (p.dims.empty())
+          return fail(p.pos, "a view needs at least one dim"), false;
+      } else if (isPunct("[")) {
+        return fail(cur().pos, "a tensor parameter needs an access mode: in, out or inout"), false;
+      }
+      kern.params.push_back(std::move(p));
+      if (!isPunct(")") && !expect(","))
+        return false;
+    }
+    next();
+    if (!isWord("grid"))
+      return fail(cur().pos, "expected 'grid (...)' after the kernel parameters"), false;
+    next();
+    if (!expect("("))
+      return false;
+    while (!isPunct(")")) {
+      GridAxis a;
+      a.pos = cur().pos;
+      if (!ident(a.name, "grid axis name") || !expect(":") || !(a.extent = expr()))
+        return false;
+      kern.grid.push_back(std::move(a));
+      if (!isPunct(")") && !expect(","))
+        return false;
+    }
+    next();
+    return block(kern.body);
+  }
+
+  bool block(StmtList &out) {
+    if (!expect("{"))
+      return false;
+    while (!isPunct("}")) {
+      if (at(Token::End))
+        return fail(cur().pos, "expected '}' before end of file"), false;
+      StmtP s = stmt();
+      if (!s)
+        return false;
+      out.push_back(std::move(s));
+    }
+    next();
+    return true;
+  }
+
+  StmtP stmt() {
+    auto s = std::make_unique<Stmt>();
+    s->pos = cur().pos;
+    if (isWord("let") || isWord("var")) {
+      s->kind = next().text == "let" ? Stmt::Let : Stmt::Var;
+      if (!ident(s->name, "variable name") || !expect("=") || !(s->value = expr()) ||
+          !expect(";"))
+        return nullptr;
+    } else if (isWord("for")) {
+      next();
+      s->kind = Stmt::For;
+      if (!ident(s->name, "loop variable") )
+        return nullptr;
+      if (!isWord("in"))
+        return fail(cur().pos, "expected 'in' after the loop variable"), nullptr;
+      next();
+      if (!(s->value = expr()) || !expect("..") || !(s->upper = expr()) || !block(s->body))
+        return nullptr;
+    } else if (isWord("if")) {
+      return ifStmt();
+    } else if (isWord("require")) {
+      next();
+      s->kind = Stmt::Require;
+      if (!(s->value = expr()))
+        return nullptr;
+      if (isPunct(",")) {
+        next();
+        if (!at(Token::String))
+          return fail(cur().pos, "expected a message string"), nullptr;
+        s->message = next().text;
+      }
+      if (!expect(";"))
+        return nullptr;
+    } else if (isWord("return")) {
+      next();
+      s->kind = Stmt::Return;
+      if (!(s->value = expr()) || !expect(";"))
+        return nullptr;
+    } else if (at(Token::Ident) && isPunctAt(1, "=")) {
+      s->kind = Stmt::Assign;
+      s->name = next().text;
+      next();
+      if (!(s->value = expr()) || !expect(";"))
+        return nullptr;
+    } else {
+      s->kind = Stmt::ExprStmt;
+      if (!(s->value = expr()) || !expect(";"))
+        return nullptr;
+    }
+    return s;
+  }
+
+  StmtP ifStmt() {
+    auto s = std::make_unique<Stmt>();
+    s->pos = next().pos;
+    s->kind = Stmt::If;
+    if (!(s->value = expr()) || !block(s->body))
+      return nullptr;
+    if (isWord("else")) {
+      next();
+      if (isWord("if")) {
+        StmtP nested = ifStmt();
+        if (!nested)
+          return nullptr;
+        s->orElse.push_back(std::move(nested));
+      } else if (!block(s->orElse)) {
+        return nullptr;
+      }
+    }
+    return s;
+  }
+
+  // Precedence climbing: || && (== !=) (< <= > >=) (+ -) (* / %) unary postfix.
+  ExprP expr() { return binary(0); }
+
+  static int precedence(const std::string &op) {
+    if (op == "||") return 1;
+    if (op == "&&") return 2;
+    if (op == "==" || op == "!=") return 3;
+    if (op == "<" || op == "<=" || op == ">" || op == ">=") return 4;
+    if (op == "+" || op == "-") return 5;
+    if (op == "*" || op == "/" || op == "%") return 6;
+    return 0;
+  }
+
+  ExprP binary(int minPrec) {
+    ExprP lhs = unary();
+    while (lhs && at(Token::Punct)) {
+      int prec = precedence(cur().text);
+      if (!prec || prec <= minPrec)
+        break;
+      auto e = std::make_unique<Expr>();
+      e->kind = Expr::Binary;
+      e->pos = cur().pos;
+      e->name = next().text;
+      ExprP rhs = binary(prec);
+      if (!rhs)
+        return nullptr;
+      e->operands.push_back(std::move(lhs));
+      e->operands.push_back(std::move(rhs));
+      lhs = std::move(e);
+    }
+    return lhs;
+  }
+
+  ExprP unary() {
+    if (isPunct("-") || isPunct("!")) {
+      auto e = std::make_unique<Expr>();
+      e->kind = Expr::Unary;
+      e->pos = cur().pos;
+      e->name = next().text;
+      ExprP operand = unary();
+      if (!operand)
+        return nullptr;
+      e->operands.push_back(std::move(operand));
+      return e;
+    }
+    return postfix();
+  }
+
+  ExprP postfix() {
+    ExprP e = primary();
+    while (e) {
+      if (isPunct("[")) {
+        auto ix = std::make_unique<Expr>();
+        ix->kind = Expr::Index;
+        ix->pos = next().pos;
+        while (!isPunct("]")) {
+          IndexItem item;
+          item.pos = cur().pos;
+          if (isPunct(":")) {
+            next();
+            item.kind = IndexItem::Full;
+          } else if (isWord("None")) {
+            next();
+            item.kind = IndexItem::NewAxis;
+          } else {
+            if (!(item.start = expr()))
+              return nullptr;
+            if (isPunct("+:")) {
+              next();
+              item.kind = IndexItem::Range;
+              if (!(item.size = expr()))
+                return nullptr;
+            }
+          }
+          ix->items.push_back(std::move(item));
+          if (!isPunct("]") && !expect(","))
+            return nullptr;
+        }
+        next();
+        ix->operands.push_back(std::move(e));
+        e = std::move(ix);
+      } else if (isWord("as")) {
+        auto c = std::make_unique<Expr>();
+        c->kind = Expr::Cast;
+        c->pos = next().pos;
+        if (!ident(c->name, "element type after 'as'"))
+          return nullptr;
+        c->operands.push_back(std::move(e));
+        e = std::move(c);
+      } else if (isPunct(".")) {
+        auto t = std::make_unique<Expr>();
+        t->pos = next().pos;
+        if (!isWord("T"))
+          return fail(cur().pos, "expected 'T' after '.' (the only attribute is the transpose x.T)"), nullptr;
+        next();
+        t->kind = Expr::Transpose;
+        t->operands.push_back(std::move(e));
+        e = std::move(t);
+      } else {
+        break;
+      }
+    }
+    return e;
+  }
+
+  ExprP primary() {
+    auto e = std::make_unique<Expr>();
+    e->pos = cur().pos;
+    if (at(Token::Int)) {
+      e->kind = Expr::Int;
+      e->intValue = std::strtoll(next().text.c_str(), nullptr, 10);
+      return e;
+    }
+    if (at(Token::Float)) {
+      e->kind = Expr::Float;
+      e->floatValue = std::strtod(next().text.c_str(), nullptr);
+      return e;
+    }
+    if (isWord("true") || isWord("false")) {
+      e->kind = Expr::Bool;
+      e->intValue = next().text == "true";
+      return e;
+    }
+    if (isPunct("(")) {
+      next();
+      ExprP inner = expr();
+      if (!inner || !expect(")"))
+        return nullptr;
+      return inner;
+    }
+    if (isWord("if")) {
+      next();
+      e->kind = Expr::IfElse;
+      ExprP cond, a, b;
+      if (!(cond = expr()) || !expect("{") || !(a = expr()) || !expect("}"))
+        return nullptr;
+      if (!isWord("else"))
+        return fail(cur().pos, "an 'if' expression needs an 'else' branch"), nullptr;
+      next();
+      if (!expect("{") || !(b = expr()) || !expect("}"))
+        return nullptr;
+      e->operands.push_back(std::move(cond));
+      e->operands.push_back(std::move(a));
+      e->operands.push_back(std::move(b));
+      return e;
+    }
+    if (at(Token::Ident) && !kKeywords.count(cur().text)) {
+      e->name = next().text;
+      if (!isPunct("(")) {
+        e->kind = Expr::Name;
+        return e;
+      }
+      next();
+      e->kind = Expr::Call;
+      while (!isPunct(")")) {
+        Arg arg;
+        if (at(Token::Ident) && isPunctAt(1, "=") && !isPunctAt(2, "=")) {
+          arg.keyword = next().text;
+          next();
+        }
+        if (!(arg.value = expr()))
+          return nullptr;
+        e->args.push_back(std::move(arg));
+        if (!isPunct(")") && !expect(","))
+          return nullptr;
+      }
+      next();
+      return e;
+    }
+    if (isPunct("[")) {
+      // A shape list like [BV, K] for zeros / full / reshape / broadcast.
+      next();
+      e->kind = Expr::Call;
+      e->name = "[]";
+      while (!isPunct("]")) {
+        Arg arg;
+        if (!(arg.value = expr()))
+          return nullptr;
+        e->args.push_back(std::move(arg));
+        if (!isPunct("]") && !expect(","))
+          return nullptr;
+      }
+      next();
+      return e;
+    }
+    return fail(cur().pos, "expected an expression, found " + describe(cur())), nullptr;
+  }
+};
+
+} // namespace
+
+std::optional<Program> kiln::lang::parseProgram(const std::string &text, Error &error) {
+  std::vector<Token> tokens;
+  if (!Lexer(text).run(tokens, error))
+    return std::nullopt;
+  return Parser(std::move(tokens), error).program();
+}

@@ -1,0 +1,82 @@
+//===- Schedule.h - YAML schedules: load, validate, attach ------*- C++ -*-===//
+#ifndef KILN_DSL_SCHEDULE_SCHEDULE_H
+#define KILN_DSL_SCHEDULE_SCHEDULE_H
+
+#include "dsl/Diagnostics.h"
+#include "dsl/lang/Compile.h"
+#include "dsl/schedule/Target.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace kiln::tile {
+class KernelOp;
+class ScheduleAttr;
+} // namespace kiln::tile
+
+namespace kiln {
+
+struct Named {
+  std::string name;
+  SrcPos pos;
+};
+
+struct Role {
+  Named name;
+  int64_t firstWarp = 0, numWarps = 0;
+  SrcPos warpsPos;
+  int64_t regs = 0;
+  SrcPos regsPos;
+  std::vector<Named> ops;
+};
+
+struct Pipeline {
+  Named name;
+  std::vector<Named> buffers;
+  int64_t depth = 1;
+  SrcPos depthPos;
+  Named copy;
+};
+
+/// A schedule as written in YAML, with the position of everything that a
+/// later check may need to blame.
+struct Schedule {
+  std::string path, text;
+  const TargetDesc *target = nullptr;
+  SrcPos targetPos;
+  Named op; // the kernel it schedules; empty name: the source's only kernel
+  std::map<std::string, lang::ExternalValue> params;
+  std::map<std::string, SrcPos> paramPos;
+  std::vector<Named> grid;
+  int64_t warps = 4;
+  SrcPos warpsPos;
+  Named mma{"none", {}};
+  std::vector<Role> roles;
+  std::vector<Pipeline> pipelines;
+  int64_t smemBudget = 0, tmemBudget = 0, regBudget = 0;
+  SrcPos smemPos, tmemPos, regPos;
+
+  /// Formats a diagnostic at a position of this YAML file.
+  std::string diag(SrcPos pos, const std::string &message, const char *kind = "error") const {
+    return formatDiagnostic(path, text, pos, kind, message);
+  }
+};
+
+/// Reads and validates a schedule file on its own (schema, target limits,
+/// warp roles, register budget). Prints errors with the YAML file, line and
+/// column to `errs`. Never throws.
+bool loadSchedule(const std::string &path, Schedule &out, llvm::raw_ostream &errs) noexcept;
+
+/// Checks a schedule against the kernel it schedules (grid axes, op IDs,
+/// shared memory of its pipelines) and attaches it as #tile.schedule.
+bool applySchedule(const Schedule &schedule, tile::KernelOp kernel, llvm::raw_ostream &errs);
+
+/// Shared-memory bytes the schedule's pipelines need for this kernel.
+int64_t pipelineSmemBytes(const Schedule &schedule, tile::KernelOp kernel);
+
+} // namespace kiln
+
+#endif

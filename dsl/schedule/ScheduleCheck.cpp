@@ -1,0 +1,104 @@
+//===- ScheduleCheck.cpp - a schedule against the kernel it schedules -----===//
+#include "dsl/TileDialect.h"
+#include "dsl/schedule/Schedule.h"
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::tile;
+
+static int64_t tileBytes(TileType t) {
+  return t.getNumElements() * ((t.getElementType().getIntOrFloatBitWidth() + 7) / 8);
+}
+
+int64_t kiln::pipelineSmemBytes(const Schedule &s, KernelOp kernel) {
+  int64_t total = 0;
+  for (const Pipeline &p : s.pipelines)
+    for (const Named &buf : p.buffers)
+      kernel.getBody().walk([&](LoadOp load) {
+        auto id = load->getAttrOfType<StringAttr>(kOpIdAttr);
+        if (id && id.getValue() == buf.name)
+          total += p.depth * tileBytes(load.getResult().getType());
+      });
+  return total;
+}
+
+bool kiln::applySchedule(const Schedule &s, KernelOp kernel, llvm::raw_ostream &errs) {
+  MLIRContext *ctx = kernel.getContext();
+  llvm::StringMap<Operation *> byId;
+  kernel.getBody().walk([&](Operation *op) {
+    if (auto id = op->getAttrOfType<StringAttr>(kOpIdAttr))
+      byId[id.getValue()] = op;
+  });
+  auto knownIds = [&] {
+    std::vector<std::string> sorted;
+    for (auto &e : byId)
+      sorted.push_back(e.getKey().str());
+    std::sort(sorted.begin(), sorted.end());
+    std::string list;
+    for (auto &id : sorted)
+      list += (list.empty() ? "" : ", ") + id;
+    return list;
+  };
+  ProgramIdsOp ids = kernel.getProgramIds();
+  auto axes = ids.getNames().getAsValueRange<StringAttr>();
+  for (const Named &g : s.grid)
+    if (llvm::find(axes, g.name) == axes.end()) {
+      errs << s.diag(g.pos, "kernel '" + kernel.getSymName().str() + "' has no grid axis '" + g.name + "'");
+      return false;
+    }
+  if (!s.grid.empty() && s.grid.size() != ids.getNames().size()) {
+    errs << s.diag(s.grid.front().pos, "grid must order all " + std::to_string(ids.getNames().size()) +
+                                           " axes of the kernel");
+    return false;
+  }
+  for (const Role &r : s.roles)
+    for (const Named &op : r.ops)
+      if (!byId.count(op.name)) {
+        errs << s.diag(op.pos, "role '" + r.name.name + "' names op '" + op.name +
+                                   "' that the kernel lacks (op ids: " + knownIds() + ")");
+        return false;
+      }
+  for (const Pipeline &p : s.pipelines)
+    for (const Named &buf : p.buffers) {
+      Operation *op = byId.lookup(buf.name);
+      if (!op || !isa<LoadOp>(op)) {
+        errs << s.diag(buf.pos, "pipeline '" + p.name.name + "' carries '" + buf.name +
+                                    "', which is not a load of the kernel");
+        return false;
+      }
+    }
+  int64_t smem = pipelineSmemBytes(s, kernel);
+  if (s.target->isGpu && smem > s.smemBudget) {
+    const Pipeline &last = s.pipelines.back();
+    errs << s.diag(last.depthPos.line ? last.depthPos : last.name.pos,
+                   "the pipelines need " + std::to_string(smem) + " bytes of shared memory; the budget is " +
+                       std::to_string(s.smemBudget) + " bytes");
+    return false;
+  }
+
+  SmallVector<NamedAttribute> params;
+  auto consts = kernel->getAttrOfType<DictionaryAttr>("tile.consts");
+  for (auto &[name, v] : s.params) {
+    int64_t value = v.value;
+    if (!v.symbol.empty() && consts)
+      if (auto c = consts.getAs<IntegerAttr>(v.symbol))
+        value = c.getInt();
+    params.push_back(NamedAttribute(StringAttr::get(ctx, name), IntegerAttr::get(IntegerType::get(ctx, 64), value)));
+  }
+  auto strs = [&](const std::vector<Named> &v) {
+    SmallVector<Attribute> out;
+    for (const Named &n : v)
+      out.push_back(StringAttr::get(ctx, n.name));
+    return ArrayAttr::get(ctx, out);
+  };
+  SmallVector<Attribute> roles, pipes;
+  for (const Role &r : s.roles)
+    roles.push_back(RoleAttr::get(ctx, StringAttr::get(ctx, r.name.name), r.firstWarp, r.numWarps, r.regs, strs(r.ops)));
+  for (const Pipeline &p : s.pipelines)
+    pipes.push_back(PipelineAttr::get(ctx, StringAttr::get(ctx, p.name.name), strs(p.buffers), p.depth,
+                                      StringAttr::get(ctx, p.copy.name)));
+  kernel.setScheduleAttr(ScheduleAttr::get(ctx, StringAttr::get(ctx, s.target->name), DictionaryAttr::get(ctx, params),
+                                           strs(s.grid), s.warps, StringAttr::get(ctx, s.mma.name),
+                                           ArrayAttr::get(ctx, roles), ArrayAttr::get(ctx, pipes)));
+  return true;
+}

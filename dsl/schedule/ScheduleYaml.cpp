@@ -1,0 +1,233 @@
+//===- ScheduleYaml.cpp - read and validate a YAML schedule ---------------===//
+//
+// The only file that touches yaml-cpp, which throws: every exception is
+// caught here and turned into a diagnostic at the YAML line and column.
+//
+//===----------------------------------------------------------------------===//
+#include "dsl/schedule/Schedule.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <set>
+
+using namespace kiln;
+
+namespace {
+
+struct Reject {
+  SrcPos pos;
+  std::string message;
+};
+
+SrcPos posOf(const YAML::Node &n) { return {(unsigned)n.Mark().line + 1, (unsigned)n.Mark().column + 1}; }
+
+std::string scalar(const YAML::Node &n, const std::string &what) {
+  if (!n.IsScalar())
+    throw Reject{posOf(n), what + " must be a single value"};
+  return n.Scalar();
+}
+
+int64_t integer(const YAML::Node &n, const std::string &what, int64_t lo, int64_t hi) {
+  std::string s = scalar(n, what);
+  char *end = nullptr;
+  long long v = std::strtoll(s.c_str(), &end, 10);
+  if (s.empty() || *end)
+    throw Reject{posOf(n), what + " must be an integer, got '" + s + "'"};
+  if (v < lo || v > hi)
+    throw Reject{posOf(n), what + " must be in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                               "], got " + std::to_string(v)};
+  return v;
+}
+
+void onlyKeys(const YAML::Node &map, const std::set<std::string> &allowed, const std::string &where) {
+  if (!map.IsMap())
+    throw Reject{posOf(map), where + " must be a mapping"};
+  for (auto it = map.begin(); it != map.end(); ++it) {
+    std::string key = it->first.Scalar();
+    if (!allowed.count(key)) {
+      std::string list;
+      for (auto &k : allowed)
+        list += (list.empty() ? "" : ", ") + k;
+      throw Reject{posOf(it->first), "unknown key '" + key + "' in " + where + " (expected one of: " + list + ")"};
+    }
+  }
+}
+
+std::vector<Named> names(const YAML::Node &n, const std::string &what) {
+  if (!n.IsSequence())
+    throw Reject{posOf(n), what + " must be a list like [a, b]"};
+  std::vector<Named> out;
+  for (const YAML::Node &item : n)
+    out.push_back({scalar(item, what + " entry"), posOf(item)});
+  return out;
+}
+
+const YAML::Node required(const YAML::Node &map, const char *key, const std::string &where) {
+  YAML::Node n = map[key];
+  if (!n)
+    throw Reject{posOf(map), where + " needs '" + key + "'"};
+  return n;
+}
+
+bool contains(const std::vector<std::string> &v, const std::string &s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+void parse(const YAML::Node &root, Schedule &s) {
+  onlyKeys(root, {"target", "op", "params", "grid", "warps", "mma", "roles", "pipelines", "budgets"},
+           "the schedule");
+  YAML::Node target = required(root, "target", "the schedule");
+  s.targetPos = posOf(target);
+  s.target = lookupTarget(scalar(target, "target"));
+  if (!s.target)
+    throw Reject{s.targetPos, "unknown target '" + target.Scalar() + "' (known: " + targetNames() + ")"};
+  const TargetDesc &t = *s.target;
+  s.smemBudget = t.smemBytes;
+  s.tmemBudget = t.tmemColumns;
+  s.regBudget = t.regsPerThread;
+
+  if (YAML::Node op = root["op"])
+    s.op = {scalar(op, "op"), posOf(op)};
+  if (YAML::Node params = root["params"]) {
+    if (!params.IsMap())
+      throw Reject{posOf(params), "params must be a mapping like {BV: 32}"};
+    for (auto it = params.begin(); it != params.end(); ++it) {
+      std::string name = it->first.Scalar();
+      SrcPos pos = posOf(it->second);
+      std::string origin = s.path + ":" + std::to_string(pos.line) + ":" + std::to_string(pos.col);
+      std::string text = scalar(it->second, "param '" + name + "'");
+      if (!text.empty() && (std::isalpha((unsigned char)text[0]) || text[0] == '_'))
+        s.params[name] = {0, text, origin}; // the value of a const of the op, e.g. V
+      else
+        s.params[name] = {integer(it->second, "param '" + name + "'", 1, 1 << 20), "", origin};
+      s.paramPos[name] = pos;
+    }
+  }
+  if (YAML::Node grid = root["grid"]) {
+    s.grid = names(grid, "grid");
+    std::set<std::string> seen;
+    for (const Named &g : s.grid)
+      if (!seen.insert(g.name).second)
+        throw Reject{g.pos, "grid axis '" + g.name + "' is listed twice"};
+  }
+  if (YAML::Node warps = root["warps"]) {
+    s.warpsPos = posOf(warps);
+    s.warps = integer(warps, "warps", 1, t.maxWarps);
+  }
+  if (YAML::Node mma = root["mma"]) {
+    s.mma = {scalar(mma, "mma"), posOf(mma)};
+    if (!contains(t.mmaKinds, s.mma.name)) {
+      std::string list;
+      for (auto &k : t.mmaKinds)
+        list += (list.empty() ? "" : ", ") + k;
+      throw Reject{s.mma.pos, "target " + t.name + " has no '" + s.mma.name + "' matrix instruction (it has: " + list + ")"};
+    }
+  }
+  if (YAML::Node budgets = root["budgets"]) {
+    onlyKeys(budgets, {"smem", "tmem_columns", "regs"}, "budgets");
+    if (YAML::Node n = budgets["smem"]) {
+      s.smemPos = posOf(n);
+      s.smemBudget = integer(n, "budgets.smem", 0, t.smemBytes);
+    }
+    if (YAML::Node n = budgets["tmem_columns"]) {
+      s.tmemPos = posOf(n);
+      s.tmemBudget = integer(n, "budgets.tmem_columns", 0, t.tmemColumns);
+      if (s.tmemBudget && (s.tmemBudget < 32 || (s.tmemBudget & (s.tmemBudget - 1))))
+        throw Reject{s.tmemPos, "tensor memory is allocated in powers of two of at least 32 columns, got " +
+                                    std::to_string(s.tmemBudget)};
+    }
+    if (YAML::Node n = budgets["regs"]) {
+      s.regPos = posOf(n);
+      s.regBudget = integer(n, "budgets.regs", 24, t.regsPerThread);
+    }
+  }
+  if (YAML::Node roles = root["roles"]) {
+    if (!roles.IsSequence())
+      throw Reject{posOf(roles), "roles must be a list"};
+    if (!t.isGpu && roles.size())
+      throw Reject{posOf(roles), "target " + t.name + " has no warps to give roles to"};
+    std::vector<int> owner(s.warps, -1);
+    int64_t regsUsed = 0;
+    for (const YAML::Node &r : roles) {
+      onlyKeys(r, {"name", "warps", "regs", "ops"}, "a role");
+      Role role;
+      YAML::Node name = required(r, "name", "a role");
+      role.name = {scalar(name, "role name"), posOf(name)};
+      YAML::Node warps = required(r, "warps", "role '" + role.name.name + "'");
+      role.warpsPos = posOf(warps);
+      if (!warps.IsSequence() || warps.size() != 2)
+        throw Reject{role.warpsPos, "role warps must be [first, count]"};
+      role.firstWarp = integer(warps[0], "first warp", 0, s.warps - 1);
+      role.numWarps = integer(warps[1], "warp count", 1, s.warps);
+      if (role.firstWarp + role.numWarps > s.warps)
+        throw Reject{role.warpsPos, "role '" + role.name.name + "' takes warps " + std::to_string(role.firstWarp) +
+                                        ".." + std::to_string(role.firstWarp + role.numWarps - 1) +
+                                        " but the CTA has " + std::to_string(s.warps) + " warps"};
+      for (int64_t w = role.firstWarp; w < role.firstWarp + role.numWarps; ++w) {
+        if (owner[w] >= 0)
+          throw Reject{role.warpsPos, "warp " + std::to_string(w) + " is in role '" + s.roles[owner[w]].name.name +
+                                          "' and in role '" + role.name.name + "'"};
+        owner[w] = s.roles.size();
+      }
+      YAML::Node regs = required(r, "regs", "role '" + role.name.name + "'");
+      role.regsPos = posOf(regs);
+      role.regs = integer(regs, "regs", 24, s.regBudget);
+      if (t.hasSetMaxNReg && role.regs % 8)
+        throw Reject{role.regsPos, "setmaxnreg takes a multiple of 8 registers, got " + std::to_string(role.regs)};
+      regsUsed += role.regs * 32 * role.numWarps;
+      if (regsUsed > t.regsPerSM)
+        throw Reject{role.regsPos, "roles need " + std::to_string(regsUsed) + " registers, more than the " +
+                                       std::to_string(t.regsPerSM) + " of the register file"};
+      if (YAML::Node ops = r["ops"])
+        role.ops = names(ops, "ops");
+      s.roles.push_back(role);
+    }
+  }
+  if (YAML::Node pipes = root["pipelines"]) {
+    if (!pipes.IsSequence())
+      throw Reject{posOf(pipes), "pipelines must be a list"};
+    for (const YAML::Node &p : pipes) {
+      onlyKeys(p, {"name", "buffers", "depth", "copy"}, "a pipeline");
+      Pipeline pipe;
+      YAML::Node name = required(p, "name", "a pipeline");
+      pipe.name = {scalar(name, "pipeline name"), posOf(name)};
+      pipe.buffers = names(required(p, "buffers", "pipeline '" + pipe.name.name + "'"), "buffers");
+      if (YAML::Node depth = p["depth"]) {
+        pipe.depthPos = posOf(depth);
+        pipe.depth = integer(depth, "depth", 1, 16);
+      }
+      YAML::Node copy = required(p, "copy", "pipeline '" + pipe.name.name + "'");
+      pipe.copy = {scalar(copy, "copy"), posOf(copy)};
+      if (!contains(t.copyKinds, pipe.copy.name))
+        throw Reject{pipe.copy.pos, "target " + t.name + " cannot copy with '" + pipe.copy.name + "'"};
+      s.pipelines.push_back(pipe);
+    }
+  }
+}
+
+} // namespace
+
+bool kiln::loadSchedule(const std::string &path, Schedule &out, llvm::raw_ostream &errs) noexcept {
+  out.path = path;
+  std::string error;
+  if (!readFile(path, out.text, error)) {
+    errs << "kiln: error: " << error << "\n";
+    return false;
+  }
+  try {
+    YAML::Node root = YAML::Load(out.text);
+    if (!root || root.IsNull()) {
+      errs << out.diag({1, 1}, "the schedule is empty");
+      return false;
+    }
+    parse(root, out);
+    return true;
+  } catch (const Reject &r) {
+    errs << out.diag(r.pos, r.message);
+  } catch (const YAML::Exception &e) {
+    errs << out.diag({(unsigned)e.mark.line + 1, (unsigned)e.mark.column + 1}, "malformed YAML: " + e.msg);
+  } catch (const std::exception &e) {
+    errs << out.diag({}, std::string("cannot read the schedule: ") + e.what());
+  }
+  return false;
+}

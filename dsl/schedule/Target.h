@@ -1,0 +1,39 @@
+//===- Target.h - what each target can do and how much it has ---*- C++ -*-===//
+//
+// Passes and the schedule validator ask these descriptions; nothing else in
+// Kiln branches on a target's name.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_DSL_SCHEDULE_TARGET_H
+#define KILN_DSL_SCHEDULE_TARGET_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+struct TargetDesc {
+  std::string name;
+  bool isGpu = false;
+  bool hasTma = false;                 // cp.async.bulk.tensor + mbarrier transactions
+  bool hasSetMaxNReg = false;          // per-warpgroup register reallocation
+  std::vector<std::string> mmaKinds;   // matrix instructions: simt, wgmma, tcgen05
+  std::vector<std::string> copyKinds;  // ld, cp_async, tma
+  int64_t smemBytes = 0;               // dynamic shared memory per CTA
+  int64_t tmemColumns = 0;             // tensor-memory columns per CTA (0: none)
+  int64_t regsPerThread = 0;           // architectural maximum
+  int64_t regsPerSM = 0;               // register file, 32-bit registers
+  int64_t maxWarps = 0;                // per CTA
+  double bandwidthBytesPerS = 0;       // nominal DRAM bandwidth, for estimates
+  double bf16FlopsPerS = 0;            // nominal dense bf16 tensor rate
+};
+
+/// The description of `name`, or null for an unknown target.
+const TargetDesc *lookupTarget(const std::string &name);
+/// Names of all targets, for messages.
+std::string targetNames();
+
+} // namespace kiln
+
+#endif

@@ -1,0 +1,70 @@
+//===- ApplySchedule.cpp - bind a #tile.schedule to a kernel's ops --------===//
+#include "dsl/TileDialect.h"
+#include "lowering/Passes.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_TILEAPPLYSCHEDULE
+#include "lowering/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln::tile;
+
+namespace {
+
+LogicalResult applySchedule(KernelOp kernel, ScheduleAttr schedule) {
+  llvm::StringMap<Operation *> byId;
+  kernel.getBody().walk([&](Operation *op) {
+    if (auto id = op->getAttrOfType<StringAttr>(kOpIdAttr))
+      byId[id.getValue()] = op;
+  });
+
+  ProgramIdsOp ids = kernel.getProgramIds();
+  SmallVector<int64_t> order;
+  for (StringRef axis : schedule.getGrid().getAsValueRange<StringAttr>()) {
+    auto names = ids.getNames().getAsValueRange<StringAttr>();
+    auto it = llvm::find(names, axis);
+    if (it == names.end())
+      return kernel.emitOpError("schedule orders grid axis '") << axis
+                                                              << "' that the kernel lacks";
+    order.push_back(std::distance(names.begin(), it));
+  }
+  if (!order.empty()) {
+    if (order.size() != ids.getNames().size())
+      return kernel.emitOpError("schedule grid must order all ")
+             << ids.getNames().size() << " axes";
+    ids->setAttr("order", DenseI64ArrayAttr::get(kernel.getContext(), order));
+  }
+
+  for (auto role : schedule.getRoles().getAsRange<RoleAttr>()) {
+    for (StringRef id : role.getOps().getAsValueRange<StringAttr>()) {
+      Operation *op = byId.lookup(id);
+      if (!op)
+        return kernel.emitOpError("role '") << role.getName().getValue()
+                                            << "' names op '" << id << "' that the kernel lacks";
+      op->setAttr("tile.role", role.getName());
+    }
+  }
+  for (auto pipe : schedule.getPipelines().getAsRange<PipelineAttr>()) {
+    for (StringRef id : pipe.getBuffers().getAsValueRange<StringAttr>()) {
+      Operation *op = byId.lookup(id);
+      if (!op || !isa<LoadOp>(op))
+        return kernel.emitOpError("pipeline '") << pipe.getName().getValue()
+                                                << "' carries '" << id
+                                                << "', which is not a load of the kernel";
+      op->setAttr("tile.pipeline", pipe.getName());
+    }
+  }
+  return success();
+}
+
+struct TileApplySchedule : kiln::impl::TileApplyScheduleBase<TileApplySchedule> {
+  void runOnOperation() override {
+    for (KernelOp kernel : getOperation().getOps<KernelOp>())
+      if (auto schedule = kernel.getScheduleAttr())
+        if (failed(applySchedule(kernel, schedule)))
+          return signalPassFailure();
+  }
+};
+
+} // namespace

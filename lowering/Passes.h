@@ -1,0 +1,30 @@
+//===- Passes.h - Kiln's lowering passes ------------------------*- C++ -*-===//
+#ifndef KILN_LOWERING_PASSES_H
+#define KILN_LOWERING_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+
+namespace kiln {
+
+#define GEN_PASS_DECL
+#include "lowering/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "lowering/Passes.h.inc"
+
+/// Registers Kiln's passes and the named pipeline `kiln-cpu-to-llvm`.
+void registerAllKilnPasses();
+
+/// The CPU path from scheduled tile IR to the LLVM dialect.
+void buildCpuToLLVMPipeline(mlir::OpPassManager &pm);
+
+} // namespace kiln
+
+#endif

@@ -1,0 +1,33 @@
+//===- Pipelines.cpp - pass pipelines from tile IR to LLVM ----------------===//
+#include "lowering/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+void kiln::buildCpuToLLVMPipeline(mlir::OpPassManager &pm) {
+  using namespace mlir;
+  pm.addPass(createTileApplySchedule());
+  pm.addPass(createConvertTileToSCF());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  arith::ArithExpandOpsPassOptions expand;
+  expand.includeBf16 = true; // bf16 <-> f32 as integer ops: no soft-float calls in the JIT
+  pm.addPass(arith::createArithExpandOpsPass(expand));
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void kiln::registerAllKilnPasses() {
+  registerKilnPasses();
+  mlir::PassPipelineRegistration<>("kiln-cpu-to-llvm",
+                                   "Scheduled tile IR to the LLVM dialect for the CPU JIT",
+                                   buildCpuToLLVMPipeline);
+}

@@ -1,0 +1,59 @@
+//===- Harness.cpp - registry and comparisons -----------------------------===//
+#include "ops/Harness.h"
+
+#include <cmath>
+#include <cstring>
+
+using namespace kiln;
+
+static std::vector<OpHarness> &registry() {
+  static std::vector<OpHarness> all;
+  return all;
+}
+
+void kiln::registerHarness(OpHarness harness) { registry().push_back(std::move(harness)); }
+
+void registerGdnDecodeHarness(); // ops/gdn/DecodeHarness.cpp
+
+const OpHarness *kiln::findHarness(const std::string &kernel) {
+  static bool once = (registerGdnDecodeHarness(), true);
+  (void)once;
+  for (const OpHarness &h : registry())
+    if (h.kernel == kernel)
+      return &h;
+  return nullptr;
+}
+
+CheckResult kiln::compare(const std::string &what, const std::vector<double> &got,
+                          const std::vector<double> &ref, double tolerance) {
+  CheckResult r;
+  r.what = what;
+  r.tolerance = tolerance;
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (!std::isfinite(got[i]))
+      r.nan = true;
+    diff += (got[i] - ref[i]) * (got[i] - ref[i]);
+    norm += ref[i] * ref[i];
+  }
+  r.relError = norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
+  if (!std::isfinite(r.relError))
+    r.nan = true;
+  return r;
+}
+
+uint16_t kiln::toBf16(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  if ((u & 0x7fffffff) > 0x7f800000)
+    return 0x7fc0; // NaN
+  u += 0x7fff + ((u >> 16) & 1);
+  return u >> 16;
+}
+
+float kiln::fromBf16(uint16_t x) {
+  uint32_t u = (uint32_t)x << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}

@@ -1,0 +1,59 @@
+//===- Harness.h - random inputs + golden check for a bundled op -*- C++ -*-===//
+//
+// Each bundled op registers how to make fresh random inputs for given dims,
+// how to call its float64 golden reference, and how to compare. `kiln run`,
+// `kiln check` and the numerics tests all go through this.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_OPS_HARNESS_H
+#define KILN_OPS_HARNESS_H
+
+#include "backends/cpu/KernelSignature.h"
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+struct RunConfig {
+  std::map<std::string, int64_t> dims;      // runtime dims, e.g. B, H, HV
+  std::map<std::string, int64_t> constants; // the op's consts as compiled (K, V, ...)
+  uint64_t seed = 1;
+  bool saturateGates = false; // |a|, |b| ~ 30
+  double skipFraction = 0.0;  // share of requests with a negative slot index
+};
+
+struct CheckResult {
+  std::string what;   // e.g. "o", "state"
+  double relError = 0;
+  double tolerance = 0;
+  bool nan = false;   // NaN or Inf anywhere in the output
+  bool ok() const { return !nan && relError < tolerance; }
+};
+
+using Launcher = std::function<bool(const std::vector<ArgValue> &, std::string &)>;
+
+struct OpHarness {
+  std::string kernel;                  // kernel name the harness drives
+  std::vector<std::string> dims;       // runtime dims it needs
+  std::map<std::string, int64_t> defaultDims;
+  /// Makes inputs, launches, runs the golden reference, compares.
+  std::function<bool(const RunConfig &, const Launcher &, std::vector<CheckResult> &, std::string &)> run;
+};
+
+const OpHarness *findHarness(const std::string &kernel);
+void registerHarness(OpHarness harness);
+
+/// ||x - ref|| / ||ref|| over all elements, with NaN / Inf detection.
+CheckResult compare(const std::string &what, const std::vector<double> &got,
+                    const std::vector<double> &ref, double tolerance);
+
+/// bf16 as its 16 bits: round to nearest even, and back.
+uint16_t toBf16(float x);
+float fromBf16(uint16_t x);
+
+} // namespace kiln
+
+#endif

@@ -1,0 +1,12 @@
+import os
+import lit.formats
+
+config.name = "Kiln"
+config.test_format = lit.formats.ShTest(True)
+config.suffixes = [".mlir", ".test"]
+config.test_source_root = os.path.join(config.kiln_src_root, "tests", "lit")
+config.test_exec_root = os.path.join(config.kiln_tools_dir, "..", "tests", "lit")
+config.excludes = ["Inputs"]
+config.environment["PATH"] = os.pathsep.join(
+    [config.kiln_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
+config.substitutions.append(("%ops", os.path.join(config.kiln_src_root, "ops")))

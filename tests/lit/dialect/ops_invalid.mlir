@@ -1,0 +1,141 @@
+// RUN: kiln-opt %s -split-input-file -verify-diagnostics
+
+// expected-error @+1 {{needs exactly one tile.program_ids, found 0}}
+tile.kernel @no_grid(%N: index) attributes {dim_names = ["N"]} {
+  tile.return
+}
+
+// -----
+
+// expected-error @+1 {{needs tile.access}}
+tile.kernel @no_access(%N: index, %x: !tile.view<[N], f32>) attributes {dim_names = ["N"]} {
+  %i = tile.program_ids ["i"] (%N) : index
+  tile.return
+}
+
+// -----
+
+// expected-error @+1 {{uses dim 'M' that is not a runtime dim of the kernel}}
+tile.kernel @unknown_dim(%N: index, %x: !tile.view<[M], f32> {tile.access = "in"}) attributes {dim_names = ["N"]} {
+  %i = tile.program_ids ["i"] (%N) : index
+  tile.return
+}
+
+// -----
+
+tile.kernel @bad_window(%N: index, %x: !tile.view<[N, 64], f32> {tile.access = "in"}) attributes {dim_names = ["N"]} {
+  %i = tile.program_ids ["i"] (%N) : index
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{window extent 128 exceeds dim 1 of size 64}}
+  %t = tile.load %x[%i, %c0] window [1, 128] keep [1] : !tile.view<[N, 64], f32> -> !tile.tile<128xf32>
+  tile.return
+}
+
+// -----
+
+tile.kernel @bad_keep(%N: index, %x: !tile.view<[N, 64], f32> {tile.access = "in"}) attributes {dim_names = ["N"]} {
+  %i = tile.program_ids ["i"] (%N) : index
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{dropped dim 0 must have window extent 1}}
+  %t = tile.load %x[%i, %c0] window [2, 64] keep [1] : !tile.view<[N, 64], f32> -> !tile.tile<64xf32>
+  tile.return
+}
+
+// -----
+
+tile.kernel @bad_elem(%N: index, %x: !tile.view<[N, 64], f32> {tile.access = "in"}) attributes {dim_names = ["N"]} {
+  %i = tile.program_ids ["i"] (%N) : index
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{tile element type 'bf16' differs from view element type 'f32'}}
+  %t = tile.load %x[%i, %c0] window [1, 64] keep [1] : !tile.view<[N, 64], f32> -> !tile.tile<64xbf16>
+  tile.return
+}
+
+// -----
+
+func.func @dot_shapes(%a: !tile.tile<4x8xbf16>, %b: !tile.tile<4x8xbf16>) {
+  // expected-error @+1 {{contracting dims differ: 8 vs 4}}
+  %c = tile.dot %a, %b : !tile.tile<4x8xbf16>, !tile.tile<4x8xbf16> -> !tile.tile<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @dot_result(%a: !tile.tile<4x8xbf16>, %b: !tile.tile<8x4xbf16>) {
+  // expected-error @+1 {{result must be 4x4xf32}}
+  %c = tile.dot %a, %b : !tile.tile<4x8xbf16>, !tile.tile<8x4xbf16> -> !tile.tile<4x4xbf16>
+  return
+}
+
+// -----
+
+func.func @reduce_axis(%a: !tile.tile<4x8xf32>) {
+  // expected-error @+1 {{axis 2 is out of range for rank 2}}
+  %c = tile.reduce sum %a axis 2 : !tile.tile<4x8xf32> -> !tile.tile<4xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_shape(%a: !tile.tile<4x8xf32>) {
+  // expected-error @+1 {{result must be the input without dim 1}}
+  %c = tile.reduce sum %a axis 1 : !tile.tile<4x8xf32> -> !tile.tile<8xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast(%a: !tile.tile<4xf32>) {
+  // expected-error @+1 {{dim 0 of size 4 cannot broadcast to 8}}
+  %c = tile.broadcast %a : !tile.tile<4xf32> -> !tile.tile<8xf32>
+  return
+}
+
+// -----
+
+func.func @reshape(%a: !tile.tile<4xf32>) {
+  // expected-error @+1 {{cannot change the number of elements (4 vs 8)}}
+  %c = tile.reshape %a : !tile.tile<4xf32> -> !tile.tile<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @transpose(%a: !tile.tile<4x8xf32>) {
+  // expected-error @+1 {{is not a permutation}}
+  %c = tile.transpose %a [0, 0] : !tile.tile<4x8xf32> -> !tile.tile<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @exp_int(%a: !tile.tile<4xi32>) {
+  // expected-error @+1 {{needs a float tile}}
+  %c = tile.exp %a : !tile.tile<4xi32>
+  return
+}
+
+// -----
+
+func.func @iota(%a: index) {
+  // expected-error @+1 {{result must be a 1-D integer tile}}
+  %c = tile.iota : !tile.tile<4x4xi32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{tile dims must be positive, got 0}}
+func.func @zero_dim(%a: !tile.tile<0xf32>) {
+  return
+}
+
+// -----
+
+tile.kernel @dups(%N: index) attributes {dim_names = ["N"]} {
+  %i = tile.program_ids ["i"] (%N) : index
+  %a = tile.constant 1.0 : f32 {tile.id = "x"} : !tile.tile<4xf32>
+  // expected-error @+1 {{reuses op id 'x'}}
+  %b = tile.constant 2.0 : f32 {tile.id = "x"} : !tile.tile<4xf32>
+  tile.return
+}

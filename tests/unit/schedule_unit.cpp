@@ -1,0 +1,55 @@
+//===- schedule_unit.cpp - schedule loading and kernel-argument binding ---===//
+#include "tools/kiln/Driver.h"
+#include "backends/cpu/KernelSignature.h"
+
+#include <catch2/catch.hpp>
+
+using namespace kiln;
+
+TEST_CASE("bundled schedules load and carry their target's budgets", "[schedule]") {
+  Schedule s;
+  std::string errors;
+  llvm::raw_string_ostream os(errors);
+  REQUIRE(loadSchedule(std::string(KILN_SOURCE_DIR) + "/ops/gdn/schedules/sm_90a_tma.yaml", s, os));
+  CHECK(s.target->name == "sm_90a");
+  CHECK(s.smemBudget == 232448);
+  REQUIRE(s.roles.size() == 2);
+  CHECK(s.roles[0].name.name == "producer");
+  CHECK(s.roles[1].firstWarp == 1);
+  REQUIRE(s.pipelines.size() == 1);
+  CHECK(s.pipelines[0].copy.name == "tma");
+}
+
+TEST_CASE("kernel arguments are checked against the signature", "[runtime]") {
+  KernelSignature sig;
+  sig.name = "k";
+  sig.runtimeDims = {"B"};
+  ParamInfo x;
+  x.name = "x";
+  x.isView = true;
+  x.access = "in";
+  x.dtype = DType::F32;
+  x.sizes = {-1, 4};
+  x.dimNames = {"B", ""};
+  ParamInfo y = x;
+  y.name = "y";
+  sig.params = {x, y};
+  float buf[64];
+  std::map<std::string, int64_t> dims;
+  std::string error;
+  CHECK(bindArguments(sig, {ArgValue::tensor(buf, {3, 4}, DType::F32), ArgValue::tensor(buf, {3, 4}, DType::F32)},
+                      dims, error));
+  CHECK(dims["B"] == 3);
+  dims.clear();
+  CHECK_FALSE(bindArguments(sig, {ArgValue::tensor(buf, {3, 4}, DType::F32), ArgValue::tensor(buf, {5, 4}, DType::F32)},
+                            dims, error));
+  CHECK(error == "argument 'y' dim 0 (B) is 5 but 'x' gave B = 3");
+  dims.clear();
+  CHECK_FALSE(bindArguments(sig, {ArgValue::tensor(buf, {3, 5}, DType::F32), ArgValue::tensor(buf, {3, 4}, DType::F32)},
+                            dims, error));
+  CHECK(error == "argument 'x' dim 1 must be 4, got 5");
+  dims.clear();
+  CHECK_FALSE(bindArguments(sig, {ArgValue::tensor(buf, {3, 4}, DType::BF16), ArgValue::tensor(buf, {3, 4}, DType::F32)},
+                            dims, error));
+  CHECK(error == "argument 'x' must be f32, got bf16");
+}

@@ -1,0 +1,38 @@
+//===- Driver.h - source + schedule to a scheduled module -------*- C++ -*-===//
+#ifndef KILN_TOOLS_KILN_DRIVER_H
+#define KILN_TOOLS_KILN_DRIVER_H
+
+#include "dsl/lang/Compile.h"
+#include "dsl/schedule/Schedule.h"
+#include "ops/Harness.h"
+
+#include "mlir/IR/MLIRContext.h"
+
+namespace kiln {
+
+struct Compiled {
+  mlir::OwningOpRef<mlir::ModuleOp> module; // one tile.kernel with #tile.schedule
+  Schedule schedule;
+  std::map<std::string, int64_t> constants; // every const of the op, as compiled
+};
+
+/// Reads `tilePath` and `schedulePath`, compiles the kernel the schedule
+/// names with `constants` overriding the source's consts, validates and
+/// attaches the schedule. Errors go to `errs` with file:line:col.
+bool compileOp(mlir::MLIRContext &context, const std::string &tilePath,
+               const std::string &schedulePath,
+               const std::map<std::string, lang::ExternalValue> &constants, Compiled &out,
+               llvm::raw_ostream &errs);
+
+/// A context with every dialect Kiln's pipelines use.
+std::unique_ptr<mlir::MLIRContext> makeContext();
+
+/// Compiles for the CPU, runs the op's harness, fills `checks`.
+bool runOnCpu(const std::string &tilePath, const std::string &schedulePath,
+              const std::map<std::string, lang::ExternalValue> &constants, RunConfig config,
+              std::vector<CheckResult> &checks, llvm::raw_ostream &errs, double *compileMs = nullptr,
+              double *runMs = nullptr);
+
+} // namespace kiln
+
+#endif

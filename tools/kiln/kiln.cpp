@@ -1,0 +1,325 @@
+//===- kiln.cpp - the Kiln command-line tool ------------------------------===//
+#include "tools/kiln/Driver.h"
+#include "backends/cpu/CpuKernel.h"
+#include "dsl/SourceDiagnostics.h"
+#include "dsl/TileDialect.h"
+#include "lowering/Passes.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <chrono>
+#include <cstdio>
+
+using namespace mlir;
+using namespace kiln;
+
+static const char *kUsage = R"(kiln - a tile-level kernel compiler
+
+usage:
+  kiln compile OP.tile --schedule S.yaml [--emit mlir|llvm] [-D NAME=VALUE]...
+               [--print-ir-after-all] [-o FILE]
+      Compile the kernel a schedule names. --emit mlir (default) prints the
+      scheduled tile IR; --emit llvm runs the CPU pipeline and prints the LLVM
+      dialect. --print-ir-after-all prints the IR after every pass to stderr.
+
+  kiln run OP.tile --schedule S.yaml [--target cpu] [--dims NAME=N,...]
+           [-D NAME=VALUE]... [--seed N] [--saturate-gates] [--skip FRACTION]
+      Compile for the CPU backend, run the op on fresh random inputs (outputs
+      poisoned with NaN first) and check it against the op's float64 golden
+      reference. Prints the relative error of every output; exits 0 when all
+      pass, 1 when any fails, 2 on bad input.
+
+  kiln check [OPS_DIR]
+      The main job: compile every bundled op (OPS_DIR/*/*.tile, default ops)
+      with each of its schedules (OPS_DIR/<op>/schedules/*.yaml) and run each
+      on the CPU backend against the golden reference; prints a table.
+
+options:
+  -D NAME=VALUE     override a `const` of the source (K, V, USE_QK_L2NORM=0)
+  --dims B=7,H=4    runtime dims for `run` (defaults per op)
+  --seed N          random seed (default 1)
+  --saturate-gates  draw the raw gates a, b with standard deviation 30
+  --skip FRACTION   share of requests with a negative slot index (decode)
+  -h, --help        this text
+)";
+
+namespace {
+
+int usageError(const std::string &msg, int argIndex) {
+  llvm::errs() << "kiln: error: " << msg;
+  if (argIndex >= 0)
+    llvm::errs() << " (command line argument " << argIndex << ")";
+  llvm::errs() << "\nrun 'kiln --help' for usage\n";
+  return 2;
+}
+
+bool parseInt(const std::string &s, int64_t &v) {
+  char *end = nullptr;
+  v = std::strtoll(s.c_str(), &end, 10);
+  return !s.empty() && !*end;
+}
+
+struct Args {
+  std::string command, input, schedule, emit = "mlir", target = "cpu", output;
+  std::map<std::string, lang::ExternalValue> constants;
+  std::map<std::string, int64_t> dims;
+  uint64_t seed = 1;
+  bool saturate = false, printAfterAll = false;
+  double skip = 0;
+};
+
+int parseArgs(int argc, char **argv, Args &a) {
+  if (argc < 2)
+    return usageError("missing command (compile, run or check)", -1);
+  a.command = argv[1];
+  if (a.command == "-h" || a.command == "--help") {
+    llvm::outs() << kUsage;
+    return 0;
+  }
+  if (a.command != "compile" && a.command != "run" && a.command != "check")
+    return usageError("unknown command '" + a.command + "' (compile, run or check)", 1);
+  for (int i = 2; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&](std::string &out) -> bool {
+      if (i + 1 >= argc)
+        return false;
+      out = argv[++i];
+      return true;
+    };
+    std::string v;
+    if (arg == "-h" || arg == "--help") {
+      llvm::outs() << kUsage;
+      return 0;
+    } else if (arg == "--schedule" || arg == "-s") {
+      if (!value(a.schedule))
+        return usageError(arg + " needs a file", i);
+    } else if (arg == "--emit") {
+      if (!value(a.emit))
+        return usageError("--emit needs mlir or llvm", i);
+      if (a.emit != "mlir" && a.emit != "llvm")
+        return usageError("--emit takes mlir or llvm, not '" + a.emit + "'", i);
+    } else if (arg == "--target") {
+      if (!value(a.target))
+        return usageError("--target needs a target", i);
+      if (a.target != "cpu")
+        return usageError("kiln run executes on the cpu target only for now; '" + a.target +
+                              "' kernels are compiled, not run", i);
+    } else if (arg == "-o") {
+      if (!value(a.output))
+        return usageError("-o needs a file", i);
+    } else if (arg == "-D" || arg.rfind("-D", 0) == 0) {
+      if (arg == "-D" && !value(v))
+        return usageError("-D needs NAME=VALUE", i);
+      if (arg != "-D")
+        v = arg.substr(2);
+      size_t eq = v.find('=');
+      int64_t n;
+      if (eq == std::string::npos || eq == 0 || !parseInt(v.substr(eq + 1), n))
+        return usageError("-D takes NAME=INTEGER, got '" + v + "'", i);
+      a.constants[v.substr(0, eq)] = {n, "", "command line -D " + v};
+    } else if (arg == "--dims") {
+      if (!value(v))
+        return usageError("--dims needs NAME=N,...", i);
+      llvm::SmallVector<llvm::StringRef> parts;
+      llvm::StringRef(v).split(parts, ',');
+      for (llvm::StringRef p : parts) {
+        auto [name, num] = p.split('=');
+        int64_t n;
+        if (name.empty() || !parseInt(num.str(), n) || n <= 0)
+          return usageError("--dims takes NAME=POSITIVE_INTEGER pairs, got '" + p.str() + "'", i);
+        a.dims[name.str()] = n;
+      }
+    } else if (arg == "--seed") {
+      int64_t n;
+      if (!value(v) || !parseInt(v, n))
+        return usageError("--seed needs an integer", i);
+      a.seed = n;
+    } else if (arg == "--skip") {
+      char *end = nullptr;
+      if (!value(v) || (a.skip = std::strtod(v.c_str(), &end), *end) || a.skip < 0 || a.skip > 1)
+        return usageError("--skip needs a fraction in [0, 1]", i);
+    } else if (arg == "--saturate-gates") {
+      a.saturate = true;
+    } else if (arg == "--print-ir-after-all") {
+      a.printAfterAll = true;
+    } else if (!arg.empty() && arg[0] == '-') {
+      return usageError("unknown option '" + arg + "'", i);
+    } else if (a.input.empty()) {
+      a.input = arg;
+    } else {
+      return usageError("unexpected argument '" + arg + "'", i);
+    }
+  }
+  if (a.command != "check") {
+    if (a.input.empty())
+      return usageError("missing the .tile source", -1);
+    if (a.schedule.empty())
+      return usageError("missing --schedule S.yaml", -1);
+  }
+  return -1;
+}
+
+int compileCommand(const Args &a) {
+  auto ctx = makeContext();
+  SourceDiagnostics diags(*ctx, llvm::errs());
+  Compiled c;
+  if (!compileOp(*ctx, a.input, a.schedule, a.constants, c, llvm::errs()))
+    return 1;
+  diags.addSource(c.schedule.path, c.schedule.text);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (a.emit == "mlir") {
+    PassManager pm(ctx.get());
+    pm.addPass(createTileApplySchedule());
+    if (a.printAfterAll)
+      pm.enableIRPrinting([](Pass *, Operation *) { return false; },
+                          [](Pass *, Operation *) { return true; });
+    if (failed(pm.run(*c.module)))
+      return 1;
+    c.module->print(os);
+  } else {
+    if (c.schedule.target->isGpu) {
+      llvm::errs() << c.schedule.diag(c.schedule.targetPos,
+                                      "--emit llvm lowers for the CPU; the NVIDIA lowering of '" +
+                                          c.schedule.target->name + "' is not built yet");
+      return 1;
+    }
+    std::string error;
+    auto printer = [&](llvm::StringRef pass, Operation *op) {
+      if (a.printAfterAll) {
+        llvm::errs() << "// -----// IR after " << pass << " //----- //\n";
+        op->print(llvm::errs());
+        llvm::errs() << "\n";
+      }
+    };
+    PassManager pm(ctx.get());
+    buildCpuToLLVMPipeline(pm);
+    if (a.printAfterAll)
+      pm.enableIRPrinting([](Pass *, Operation *) { return false; },
+                          [](Pass *, Operation *) { return true; });
+    (void)printer;
+    if (failed(pm.run(*c.module)))
+      return 1;
+    c.module->print(os);
+  }
+  if (a.output.empty()) {
+    llvm::outs() << text;
+    return 0;
+  }
+  std::error_code ec;
+  llvm::raw_fd_ostream out(a.output, ec);
+  if (ec) {
+    llvm::errs() << "kiln: error: cannot write '" << a.output << "': " << ec.message() << "\n";
+    return 1;
+  }
+  out << text;
+  return 0;
+}
+
+void printChecks(const std::vector<CheckResult> &checks) {
+  for (const CheckResult &c : checks)
+    std::printf("  %-16s rel_err %.3e  (tol %.0e)  %s\n", c.what.c_str(), c.relError, c.tolerance,
+                c.nan ? "FAIL (NaN/Inf)" : c.ok() ? "ok" : "FAIL");
+}
+
+int runCommand(const Args &a) {
+  RunConfig cfg;
+  cfg.dims = a.dims;
+  cfg.seed = a.seed;
+  cfg.saturateGates = a.saturate;
+  cfg.skipFraction = a.skip;
+  std::vector<CheckResult> checks;
+  double compileMs = 0, runMs = 0;
+  auto t0 = std::chrono::steady_clock::now();
+  if (!runOnCpu(a.input, a.schedule, a.constants, cfg, checks, llvm::errs(), &compileMs, &runMs))
+    return 2;
+  double totalMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("%s with %s on cpu: compile %.0f ms, kernel %.1f ms, total %.0f ms\n", a.input.c_str(),
+              a.schedule.c_str(), compileMs, runMs, totalMs);
+  printChecks(checks);
+  bool ok = true;
+  for (const CheckResult &c : checks)
+    ok &= c.ok();
+  std::printf("%s\n", ok ? "PASS" : "FAIL");
+  return ok ? 0 : 1;
+}
+
+int checkCommand(const Args &a) {
+  std::string dir = a.input.empty() ? "ops" : a.input;
+  std::error_code ec;
+  std::vector<std::pair<std::string, std::string>> jobs; // (tile, schedule)
+  for (llvm::sys::fs::directory_iterator op(dir, ec), end; op != end && !ec; op.increment(ec)) {
+    std::vector<std::string> tiles, scheds;
+    for (llvm::sys::fs::directory_iterator f(op->path(), ec), e; f != e && !ec; f.increment(ec))
+      if (llvm::StringRef(f->path()).ends_with(".tile"))
+        tiles.push_back(f->path());
+    for (llvm::sys::fs::directory_iterator f(op->path() + "/schedules", ec), e; f != e && !ec; f.increment(ec))
+      if (llvm::StringRef(f->path()).ends_with(".yaml"))
+        scheds.push_back(f->path());
+    ec.clear();
+    std::sort(tiles.begin(), tiles.end());
+    std::sort(scheds.begin(), scheds.end());
+    for (auto &t : tiles)
+      for (auto &s : scheds)
+        jobs.push_back({t, s});
+  }
+  std::sort(jobs.begin(), jobs.end());
+  if (jobs.empty())
+    return usageError("no ops found under '" + dir + "'", -1);
+  std::printf("%-24s %-30s %-8s %-22s %10s %10s %8s\n", "op", "schedule", "target", "shape", "o err",
+              "state err", "result");
+  bool allOk = true;
+  for (auto &[tile, sched] : jobs) {
+    // Each schedule's tiling runs on the CPU backend; GPU schedules are checked
+    // there too (a schedule never changes the result).
+    std::vector<std::map<std::string, int64_t>> shapes = {
+        {{"B", 1}, {"H", 4}, {"HV", 8}}, {{"B", 7}, {"H", 16}, {"HV", 32}}};
+    for (auto &shape : shapes) {
+      RunConfig cfg;
+      cfg.dims = shape;
+      cfg.skipFraction = shape.at("B") > 1 ? 0.3 : 0.0;
+      std::vector<CheckResult> checks;
+      std::string errText;
+      llvm::raw_string_ostream errs(errText);
+      Schedule s;
+      std::string target = loadSchedule(sched, s, errs) ? s.target->name : "?";
+      bool ran = runOnCpu(tile, sched, {}, cfg, checks, errs);
+      bool ok = ran;
+      for (auto &c : checks)
+        ok &= c.ok();
+      allOk &= ok;
+      std::string shapeStr = "B=" + std::to_string(shape["B"]) + " H=" + std::to_string(shape["H"]) +
+                             " HV=" + std::to_string(shape["HV"]);
+      auto err = [&](const char *what) {
+        for (auto &c : checks)
+          if (c.what == what)
+            return c.relError;
+        return -1.0;
+      };
+      std::printf("%-24s %-30s %-8s %-22s %10.2e %10.2e %8s\n", llvm::sys::path::filename(tile).str().c_str(),
+                  llvm::sys::path::filename(sched).str().c_str(), target.c_str(), shapeStr.c_str(), err("o"),
+                  err("state"), ok ? "PASS" : "FAIL");
+      if (!ran)
+        std::fprintf(stderr, "%s", errText.c_str());
+    }
+  }
+  std::printf("%s\n", allOk ? "all schedules match the golden reference" : "FAILURES above");
+  return allOk ? 0 : 1;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Args a;
+  int rc = parseArgs(argc, argv, a);
+  if (rc >= 0)
+    return rc;
+  if (a.command == "compile")
+    return compileCommand(a);
+  if (a.command == "run")
+    return runCommand(a);
+  return checkCommand(a);
+}
