@@ -79,7 +79,7 @@ Type ViewType::parse(AsmParser &parser) {
   SmallVector<StringAttr> names;
   Type elementType;
   auto parseDim = [&]() -> ParseResult {
-    int64_t value;
+    int64_t value = 0;
     OptionalParseResult isInt = parser.parseOptionalInteger(value);
     if (isInt.has_value()) {
       if (failed(*isInt))
