@@ -48,6 +48,15 @@ ProgramIdsOp KernelOp::getProgramIds() {
   return found;
 }
 
+llvm::StringMap<Operation *> KernelOp::getOpsById() {
+  llvm::StringMap<Operation *> byId;
+  getBody().walk([&](Operation *op) {
+    if (auto id = op->getAttrOfType<StringAttr>(kOpIdAttr))
+      byId[id.getValue()] = op;
+  });
+  return byId;
+}
+
 LogicalResult KernelOp::verify() {
   if (!getFunctionType().getResults().empty())
     return emitOpError("kernels return nothing; write results through out views");

@@ -78,6 +78,8 @@ def Tile_KernelOp : Tile_Op<"kernel", [IsolatedFromAbove, FunctionOpInterface, S
     ::llvm::StringRef getAccess(unsigned argIndex);
     /// The single tile.program_ids of the body, or null.
     class ProgramIdsOp getProgramIds();
+    /// Every op of the body that has a stable ID (`tile.id`), by that ID.
+    ::llvm::StringMap<::mlir::Operation *> getOpsById();
   }];
 }
 

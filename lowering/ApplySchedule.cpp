@@ -13,11 +13,7 @@ using namespace kiln::tile;
 namespace {
 
 LogicalResult applySchedule(KernelOp kernel, ScheduleAttr schedule) {
-  llvm::StringMap<Operation *> byId;
-  kernel.getBody().walk([&](Operation *op) {
-    if (auto id = op->getAttrOfType<StringAttr>(kOpIdAttr))
-      byId[id.getValue()] = op;
-  });
+  llvm::StringMap<Operation *> byId = kernel.getOpsById();
 
   ProgramIdsOp ids = kernel.getProgramIds();
   SmallVector<int64_t> order;

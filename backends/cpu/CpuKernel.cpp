@@ -16,13 +16,6 @@ using namespace kiln;
 CpuKernel::~CpuKernel() = default;
 
 namespace {
-/// IR printing hook: hands the IR after each pass to a callback.
-struct AfterPass : PassInstrumentation {
-  std::function<void(StringRef, Operation *)> fn;
-  explicit AfterPass(std::function<void(StringRef, Operation *)> fn) : fn(std::move(fn)) {}
-  void runAfterPass(Pass *pass, Operation *op) override { fn(pass->getArgument(), op); }
-};
-
 /// The descriptor of a memref<?xT> as the C interface passes it.
 struct FlatMemRef {
   void *allocated, *aligned;
@@ -30,9 +23,7 @@ struct FlatMemRef {
 };
 } // namespace
 
-std::unique_ptr<CpuKernel>
-CpuKernel::compile(ModuleOp module, std::string &error,
-                   std::function<void(StringRef, Operation *)> afterPass) {
+std::unique_ptr<CpuKernel> CpuKernel::compile(ModuleOp module, std::string &error) {
   auto kernels = llvm::to_vector(module.getOps<tile::KernelOp>());
   if (kernels.size() != 1) {
     error = "expected one kernel in the module, found " + std::to_string(kernels.size());
@@ -43,8 +34,6 @@ CpuKernel::compile(ModuleOp module, std::string &error,
 
   MLIRContext *ctx = module.getContext();
   PassManager pm(ctx);
-  if (afterPass)
-    pm.addInstrumentation(std::make_unique<AfterPass>(afterPass));
   buildCpuToLLVMPipeline(pm);
   if (failed(pm.run(module))) {
     error = "the CPU lowering failed";

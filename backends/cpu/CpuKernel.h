@@ -6,7 +6,6 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
-#include <functional>
 #include <memory>
 
 namespace mlir {
@@ -19,11 +18,8 @@ namespace kiln {
 class CpuKernel {
 public:
   ~CpuKernel();
-  /// Lowers `module` (one scheduled tile.kernel) in place and JIT-compiles
-  /// it. `afterPass`, when set, sees the IR after every pass.
-  static std::unique_ptr<CpuKernel>
-  compile(mlir::ModuleOp module, std::string &error,
-          std::function<void(llvm::StringRef pass, mlir::Operation *)> afterPass = nullptr);
+  /// Lowers `module` (one scheduled tile.kernel) in place and JIT-compiles it.
+  static std::unique_ptr<CpuKernel> compile(mlir::ModuleOp module, std::string &error);
 
   const KernelSignature &signature() const { return sig; }
   /// Checks the arguments and runs the whole grid.

@@ -294,7 +294,7 @@ private:
   SVal eval(const Expr &e);
   SVal binary(const std::string &op, SVal a, SVal c, SrcPos pos);
   SVal call(const Expr &e);
-  SVal builtin(const Expr &e, const std::vector<SVal> &args, bool &handled);
+  SVal builtin(const Expr &e, bool &handled);
   SVal index(const Expr &e);
   SVal unaryMath(const std::string &fn, const SVal &x, SrcPos pos);
   int64_t constInt(const Expr &e, const char *what);
@@ -663,15 +663,14 @@ SVal Emitter::call(const Expr &e) {
       return error(f.pos, "function '" + f.name + "' ends without 'return'");
     return result.back();
   }
-  std::vector<SVal> args;
   bool handled = false;
-  SVal r = builtin(e, args, handled);
+  SVal r = builtin(e, handled);
   if (!handled && !failed)
     return error(e.pos, "unknown function '" + e.name + "'");
   return r;
 }
 
-SVal Emitter::builtin(const Expr &e, const std::vector<SVal> &, bool &handled) {
+SVal Emitter::builtin(const Expr &e, bool &handled) {
   handled = true;
   const std::string &fn = e.name;
   std::vector<const Expr *> pos;

@@ -11,24 +11,18 @@ static int64_t tileBytes(TileType t) {
 }
 
 int64_t kiln::pipelineSmemBytes(const Schedule &s, KernelOp kernel) {
+  llvm::StringMap<Operation *> byId = kernel.getOpsById();
   int64_t total = 0;
   for (const Pipeline &p : s.pipelines)
     for (const Named &buf : p.buffers)
-      kernel.getBody().walk([&](LoadOp load) {
-        auto id = load->getAttrOfType<StringAttr>(kOpIdAttr);
-        if (id && id.getValue() == buf.name)
-          total += p.depth * tileBytes(load.getResult().getType());
-      });
+      if (auto load = dyn_cast_or_null<LoadOp>(byId.lookup(buf.name)))
+        total += p.depth * tileBytes(load.getResult().getType());
   return total;
 }
 
 bool kiln::applySchedule(const Schedule &s, KernelOp kernel, llvm::raw_ostream &errs) {
   MLIRContext *ctx = kernel.getContext();
-  llvm::StringMap<Operation *> byId;
-  kernel.getBody().walk([&](Operation *op) {
-    if (auto id = op->getAttrOfType<StringAttr>(kOpIdAttr))
-      byId[id.getValue()] = op;
-  });
+  llvm::StringMap<Operation *> byId = kernel.getOpsById();
   auto knownIds = [&] {
     std::vector<std::string> sorted;
     for (auto &e : byId)

@@ -187,20 +187,11 @@ int compileCommand(const Args &a) {
                                           c.schedule.target->name + "' is not built yet");
       return 1;
     }
-    std::string error;
-    auto printer = [&](llvm::StringRef pass, Operation *op) {
-      if (a.printAfterAll) {
-        llvm::errs() << "// -----// IR after " << pass << " //----- //\n";
-        op->print(llvm::errs());
-        llvm::errs() << "\n";
-      }
-    };
     PassManager pm(ctx.get());
     buildCpuToLLVMPipeline(pm);
     if (a.printAfterAll)
       pm.enableIRPrinting([](Pass *, Operation *) { return false; },
                           [](Pass *, Operation *) { return true; });
-    (void)printer;
     if (failed(pm.run(*c.module)))
       return 1;
     c.module->print(os);
