@@ -171,12 +171,14 @@ int compileCommand(const Args &a) {
   diags.addSource(c.schedule.path, c.schedule.text);
   std::string text;
   llvm::raw_string_ostream os(text);
+  PassManager pm(ctx.get());
+  if (a.printAfterAll) {
+    ctx->disableMultithreading(); // required by the pass manager's IR printing
+    pm.enableIRPrinting([](Pass *, Operation *) { return false; },
+                        [](Pass *, Operation *) { return true; });
+  }
   if (a.emit == "mlir") {
-    PassManager pm(ctx.get());
     pm.addPass(createTileApplySchedule());
-    if (a.printAfterAll)
-      pm.enableIRPrinting([](Pass *, Operation *) { return false; },
-                          [](Pass *, Operation *) { return true; });
     if (failed(pm.run(*c.module)))
       return 1;
     c.module->print(os);
@@ -187,11 +189,7 @@ int compileCommand(const Args &a) {
                                           c.schedule.target->name + "' is not built yet");
       return 1;
     }
-    PassManager pm(ctx.get());
     buildCpuToLLVMPipeline(pm);
-    if (a.printAfterAll)
-      pm.enableIRPrinting([](Pass *, Operation *) { return false; },
-                          [](Pass *, Operation *) { return true; });
     if (failed(pm.run(*c.module)))
       return 1;
     c.module->print(os);
