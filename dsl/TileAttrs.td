@@ -44,4 +44,36 @@ def Tile_ScheduleAttr : AttrDef<Tile_Dialect, "Schedule"> {
   let assemblyFormat = "`<` struct(params) `>`";
 }
 
+def Tile_LayoutAttr : AttrDef<Tile_Dialect, "Layout"> {
+  let mnemonic = "layout";
+  let summary = "how a tile's elements are spread over the threads and warps of a CTA";
+  let description = [{
+    A blocked layout over a *parent* grid of rank 1 or 2, in the style of
+    Triton's blocked and slice layouts, but one attribute for both. Per parent
+    dim `p`: each thread holds `size[p]` consecutive elements, `lanes[p]`
+    threads of a warp and `warps[p]` warps of the CTA cover the next levels, and
+    the span `size[p] * lanes[p] * warps[p]` repeats until the tile's extent is
+    covered. Lane and warp ids are split row-major over the parent dims (the
+    last parent dim varies fastest). `dims[d]` names the parent dim that tile
+    dim `d` runs along; parent dims that no tile dim names, and tile dims of
+    extent 1, are replicated: every thread along them holds the same values.
+    A 1-D tile reduced out of a 2-D one, or broadcast into one, keeps the 2-D
+    parent, so no data moves between the two.
+
+    ```mlir
+    // [32, 128] f32 over 4 warps: 16-byte vectors, a warp per row.
+    #tile.layout<size = [1, 4], lanes = [1, 32], warps = [4, 1], dims = [0, 1]>
+    // The row vector kn[128] that is broadcast along dim 0 of that tile.
+    #tile.layout<size = [1, 4], lanes = [1, 32], warps = [4, 1], dims = [1]>
+    ```
+  }];
+  let parameters = (ins ArrayRefParameter<"int64_t">:$size, ArrayRefParameter<"int64_t">:$lanes,
+                        ArrayRefParameter<"int64_t">:$warps, ArrayRefParameter<"int64_t">:$dims);
+  let assemblyFormat = [{
+    `<` `size` `=` `[` $size `]` `,` `lanes` `=` `[` $lanes `]` `,` `warps` `=` `[` $warps `]`
+    `,` `dims` `=` `[` $dims `]` `>`
+  }];
+  let genVerifyDecl = 1;
+}
+
 #endif // KILN_TILE_ATTRS

@@ -25,3 +25,28 @@ void TileDialect::initialize() {
 #include "dsl/TileAttrs.cpp.inc"
       >();
 }
+
+LogicalResult LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 ArrayRef<int64_t> size, ArrayRef<int64_t> lanes,
+                                 ArrayRef<int64_t> warps, ArrayRef<int64_t> dims) {
+  size_t rank = size.size();
+  if (rank < 1 || rank > 2 || lanes.size() != rank || warps.size() != rank)
+    return emitError() << "layout needs size, lanes and warps of one rank, 1 or 2";
+  auto positive = [](ArrayRef<int64_t> xs) { return llvm::all_of(xs, [](int64_t x) { return x > 0; }); };
+  if (!positive(size) || !positive(lanes) || !positive(warps))
+    return emitError() << "layout sizes, lanes and warps must be positive";
+  int64_t laneCount = 1;
+  for (int64_t l : lanes)
+    laneCount *= l;
+  if (32 % laneCount != 0)
+    return emitError() << "layout lanes must divide a warp of 32 threads, got " << laneCount;
+  if (dims.empty() || dims.size() > rank)
+    return emitError() << "layout dims must name 1 to " << rank << " parent dims";
+  for (auto [i, d] : llvm::enumerate(dims)) {
+    if (d < 0 || d >= (int64_t)rank)
+      return emitError() << "layout dim " << d << " is not a parent dim";
+    if (llvm::is_contained(dims.take_front(i), d))
+      return emitError() << "layout names parent dim " << d << " twice";
+  }
+  return success();
+}

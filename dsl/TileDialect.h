@@ -33,6 +33,9 @@ inline constexpr llvm::StringLiteral kOpIdAttr = "tile.id";
 inline constexpr llvm::StringLiteral kAccessAttr = "tile.access";
 /// Name of the argument attribute that holds a parameter's source name.
 inline constexpr llvm::StringLiteral kNameAttr = "tile.name";
+/// Name of the discardable attribute that holds the #tile.layout of an op's
+/// tile result (set by tile-assign-layouts on GPU targets).
+inline constexpr llvm::StringLiteral kLayoutAttr = "tile.layout";
 } // namespace kiln::tile
 
 #endif

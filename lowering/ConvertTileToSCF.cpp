@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "dsl/TileDialect.h"
 #include "lowering/Passes.h"
+#include "lowering/ScalarCodegen.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -19,6 +20,7 @@ namespace kiln {
 } // namespace kiln
 
 using namespace mlir;
+using namespace kiln;
 using namespace kiln::tile;
 
 namespace {
@@ -78,115 +80,7 @@ private:
   void lowerAccess(Operation *op, Value view, ValueRange indices, ArrayRef<int64_t> window,
                    ArrayRef<int64_t> keep, bool masked, Value tileBuf, bool isLoad,
                    double other);
-  Value scalarBinary(OpBuilder &nb, Operation *op, Value x, Value y);
-  Value scalarUnary(OpBuilder &nb, Operation *op, Value x);
-  Value scalarCast(OpBuilder &nb, Value x, Type to);
-  Value scalarConstant(OpBuilder &nb, Type type, double value);
-  Value reduceCombine(OpBuilder &nb, ReduceKind kind, Value acc, Value x);
 };
-
-Value KernelLowering::scalarConstant(OpBuilder &nb, Type type, double value) {
-  if (auto ft = dyn_cast<FloatType>(type))
-    return arith::ConstantOp::create(nb, loc(), type, nb.getFloatAttr(ft, value));
-  return arith::ConstantOp::create(nb, loc(), type, nb.getIntegerAttr(type, (int64_t)value));
-}
-
-Value KernelLowering::scalarCast(OpBuilder &nb, Value x, Type to) {
-  Type from = x.getType();
-  if (from == to)
-    return x;
-  auto ff = dyn_cast<FloatType>(from), ft = dyn_cast<FloatType>(to);
-  if (ff && ft)
-    return ff.getWidth() < ft.getWidth() ? arith::ExtFOp::create(nb, loc(), to, x).getResult()
-                                         : arith::TruncFOp::create(nb, loc(), to, x).getResult();
-  if (!ff && ft)
-    return from.isInteger(1) ? arith::UIToFPOp::create(nb, loc(), to, x).getResult()
-                             : arith::SIToFPOp::create(nb, loc(), to, x).getResult();
-  if (ff && !ft)
-    return arith::FPToSIOp::create(nb, loc(), to, x);
-  unsigned wf = from.getIntOrFloatBitWidth(), wt = to.getIntOrFloatBitWidth();
-  if (wf > wt)
-    return arith::TruncIOp::create(nb, loc(), to, x);
-  return from.isInteger(1) ? arith::ExtUIOp::create(nb, loc(), to, x).getResult()
-                           : arith::ExtSIOp::create(nb, loc(), to, x).getResult();
-}
-
-Value KernelLowering::scalarBinary(OpBuilder &nb, Operation *op, Value x, Value y) {
-  bool f = isa<FloatType>(x.getType());
-  Location l = loc();
-  return TypeSwitch<Operation *, Value>(op)
-      .Case([&](AddOp) { return f ? (Value)arith::AddFOp::create(nb, l, x, y) : arith::AddIOp::create(nb, l, x, y); })
-      .Case([&](SubOp) { return f ? (Value)arith::SubFOp::create(nb, l, x, y) : arith::SubIOp::create(nb, l, x, y); })
-      .Case([&](MulOp) { return f ? (Value)arith::MulFOp::create(nb, l, x, y) : arith::MulIOp::create(nb, l, x, y); })
-      .Case([&](DivOp) { return f ? (Value)arith::DivFOp::create(nb, l, x, y) : arith::DivSIOp::create(nb, l, x, y); })
-      .Case([&](RemOp) { return f ? (Value)arith::RemFOp::create(nb, l, x, y) : arith::RemSIOp::create(nb, l, x, y); })
-      .Case([&](MaxOp) { return f ? (Value)arith::MaximumFOp::create(nb, l, x, y) : arith::MaxSIOp::create(nb, l, x, y); })
-      .Case([&](MinOp) { return f ? (Value)arith::MinimumFOp::create(nb, l, x, y) : arith::MinSIOp::create(nb, l, x, y); })
-      .Case([&](AndOp) { return (Value)arith::AndIOp::create(nb, l, x, y); })
-      .Case([&](OrOp) { return (Value)arith::OrIOp::create(nb, l, x, y); })
-      .Case([&](CmpOp cmp) -> Value {
-        if (f) {
-          static const arith::CmpFPredicate preds[] = {
-              arith::CmpFPredicate::OLT, arith::CmpFPredicate::OLE, arith::CmpFPredicate::OGT,
-              arith::CmpFPredicate::OGE, arith::CmpFPredicate::OEQ, arith::CmpFPredicate::UNE};
-          return arith::CmpFOp::create(nb, l, preds[(int)cmp.getPredicate()], x, y);
-        }
-        static const arith::CmpIPredicate preds[] = {
-            arith::CmpIPredicate::slt, arith::CmpIPredicate::sle, arith::CmpIPredicate::sgt,
-            arith::CmpIPredicate::sge, arith::CmpIPredicate::eq,  arith::CmpIPredicate::ne};
-        return arith::CmpIOp::create(nb, l, preds[(int)cmp.getPredicate()], x, y);
-      })
-      .Default([](Operation *) -> Value { llvm_unreachable("not a binary tile op"); });
-}
-
-Value KernelLowering::scalarUnary(OpBuilder &nb, Operation *op, Value x) {
-  bool f = isa<FloatType>(x.getType());
-  Location l = loc();
-  return TypeSwitch<Operation *, Value>(op)
-      .Case([&](NegOp) -> Value {
-        if (f)
-          return arith::NegFOp::create(nb, l, x);
-        return arith::SubIOp::create(nb, l, scalarConstant(nb, x.getType(), 0), x);
-      })
-      .Case([&](AbsOp) { return f ? (Value)math::AbsFOp::create(nb, l, x) : math::AbsIOp::create(nb, l, x); })
-      .Case([&](ExpOp) { return (Value)math::ExpOp::create(nb, l, x); })
-      .Case([&](LogOp) { return (Value)math::LogOp::create(nb, l, x); })
-      .Case([&](Log1pOp) { return (Value)math::Log1pOp::create(nb, l, x); })
-      .Case([&](SqrtOp) { return (Value)math::SqrtOp::create(nb, l, x); })
-      .Case([&](RsqrtOp) { return (Value)math::RsqrtOp::create(nb, l, x); })
-      .Case([&](TanhOp) { return (Value)math::TanhOp::create(nb, l, x); })
-      .Case([&](SigmoidOp) -> Value {
-        // 1 / (1 + e^-x): saturates to 0 or 1 without NaN for large |x|.
-        Value one = scalarConstant(nb, x.getType(), 1.0);
-        Value e = math::ExpOp::create(nb, l, arith::NegFOp::create(nb, l, x));
-        return arith::DivFOp::create(nb, l, one, arith::AddFOp::create(nb, l, one, e));
-      })
-      .Case([&](NotOp) { return (Value)arith::XOrIOp::create(nb, l, x, scalarConstant(nb, x.getType(), 1)); })
-      .Default([](Operation *) -> Value { llvm_unreachable("not a unary tile op"); });
-}
-
-Value KernelLowering::reduceCombine(OpBuilder &nb, ReduceKind kind, Value acc, Value x) {
-  bool f = isa<FloatType>(x.getType());
-  switch (kind) {
-  case ReduceKind::sum:
-    return f ? (Value)arith::AddFOp::create(nb, loc(), acc, x) : arith::AddIOp::create(nb, loc(), acc, x);
-  case ReduceKind::max:
-    return f ? (Value)arith::MaximumFOp::create(nb, loc(), acc, x) : arith::MaxSIOp::create(nb, loc(), acc, x);
-  case ReduceKind::min:
-    return f ? (Value)arith::MinimumFOp::create(nb, loc(), acc, x) : arith::MinSIOp::create(nb, loc(), acc, x);
-  }
-  llvm_unreachable("unknown reduction");
-}
-
-static double reduceIdentity(ReduceKind kind, Type type) {
-  if (kind == ReduceKind::sum)
-    return 0.0;
-  if (isa<FloatType>(type))
-    return kind == ReduceKind::max ? -INFINITY : INFINITY;
-  unsigned w = type.getIntOrFloatBitWidth();
-  double big = std::ldexp(1.0, w - 1);
-  return kind == ReduceKind::max ? -big : big - 1;
-}
 
 void KernelLowering::lowerProgramIds(ProgramIdsOp op) {
   unsigned n = op.getExtents().size();
@@ -243,7 +137,7 @@ void KernelLowering::lowerAccess(Operation *op, Value view, ValueRange indices,
         OpBuilder tb = ifOp.getThenBodyBuilder();
         scf::YieldOp::create(tb, loc(), ValueRange{memref::LoadOp::create(tb, loc(), mem, linear)});
         OpBuilder eb = ifOp.getElseBodyBuilder();
-        scf::YieldOp::create(eb, loc(), ValueRange{scalarConstant(eb, elem, other)});
+        scf::YieldOp::create(eb, loc(), ValueRange{scalarConstant(eb, loc(), elem, other)});
         v = ifOp.getResult(0);
       } else {
         v = memref::LoadOp::create(nb, loc(), mem, linear);
@@ -390,7 +284,7 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
         Type elem = elemOf(fi.getResult());
         Value v = map.lookup(fi.getInput());
         Value asInt = arith::IndexCastOp::create(b, l, isa<FloatType>(elem) ? b.getI64Type() : elem, v);
-        storeAt(b, scalarCast(b, asInt, elem), result, {});
+        storeAt(b, scalarCast(b, loc(), asInt, elem), result, {});
       })
       .Case([&](SplatOp sp) {
         Value v = map.lookup(sp.getInput());
@@ -406,14 +300,14 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
       .Case<AddOp, SubOp, MulOp, DivOp, RemOp, MaxOp, MinOp, AndOp, OrOp, CmpOp>([&](Operation *) {
         Value x = in(op->getOperand(0)), y = in(op->getOperand(1));
         forEach(shape, [&](OpBuilder &nb, ValueRange ivs) {
-          storeAt(nb, scalarBinary(nb, op, loadAt(nb, x, ivs), loadAt(nb, y, ivs)), result, ivs);
+          storeAt(nb, scalarBinary(nb, loc(), op, loadAt(nb, x, ivs), loadAt(nb, y, ivs)), result, ivs);
         });
       })
       .Case<NegOp, AbsOp, ExpOp, LogOp, Log1pOp, SqrtOp, RsqrtOp, SigmoidOp, TanhOp, NotOp>(
           [&](Operation *) {
             Value x = in(op->getOperand(0));
             forEach(shape, [&](OpBuilder &nb, ValueRange ivs) {
-              storeAt(nb, scalarUnary(nb, op, loadAt(nb, x, ivs)), result, ivs);
+              storeAt(nb, scalarUnary(nb, loc(), op, loadAt(nb, x, ivs), MathFlavor::Libm), result, ivs);
             });
           })
       .Case([&](SelectOp s) {
@@ -429,7 +323,7 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
         Value x = in(c.getInput());
         Type to = elemOf(c.getResult());
         forEach(shape, [&](OpBuilder &nb, ValueRange ivs) {
-          storeAt(nb, scalarCast(nb, loadAt(nb, x, ivs), to), result, ivs);
+          storeAt(nb, scalarCast(nb, loc(), loadAt(nb, x, ivs), to), result, ivs);
         });
       })
       .Case([&](BroadcastOp bc) {
@@ -475,12 +369,12 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
         int64_t axis = red.getAxis();
         double identity = reduceIdentity(red.getKind(), elem);
         forEach(shape, [&](OpBuilder &nb, ValueRange ivs) {
-          storeAt(nb, scalarConstant(nb, elem, identity), result, ivs);
+          storeAt(nb, scalarConstant(nb, loc(), elem, identity), result, ivs);
         });
         forEach(red.getInput().getType().getShape(), [&](OpBuilder &nb, ValueRange ivs) {
           SmallVector<Value> outIdx(ivs.begin(), ivs.end());
           outIdx.erase(outIdx.begin() + axis);
-          Value acc = reduceCombine(nb, red.getKind(), loadAt(nb, result, outIdx),
+          Value acc = reduceCombine(nb, loc(), red.getKind(), loadAt(nb, result, outIdx),
                                     loadAt(nb, x, ivs));
           storeAt(nb, acc, result, outIdx);
         });
@@ -510,13 +404,13 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
           copy(in(dot.getAcc()), result, shape);
         else
           forEach(shape, [&](OpBuilder &nb, ValueRange ivs) {
-            storeAt(nb, scalarConstant(nb, f32, 0.0), result, ivs);
+            storeAt(nb, scalarConstant(nb, loc(), f32, 0.0), result, ivs);
           });
         int64_t kDim = dot.getLhs().getType().getShape()[1];
         forEach({shape[0], kDim, shape[1]}, [&](OpBuilder &nb, ValueRange ivs) {
           Value m = ivs[0], k = ivs[1], n = ivs[2];
-          Value x = scalarCast(nb, loadAt(nb, a, {m, k}), f32);
-          Value y = scalarCast(nb, loadAt(nb, bb, {k, n}), f32);
+          Value x = scalarCast(nb, loc(), loadAt(nb, a, {m, k}), f32);
+          Value y = scalarCast(nb, loc(), loadAt(nb, bb, {k, n}), f32);
           Value acc = loadAt(nb, result, {m, n});
           Value fma = math::FmaOp::create(nb, l, x, y, acc);
           storeAt(nb, fma, result, {m, n});

@@ -4,6 +4,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -24,6 +26,10 @@ void registerAllKilnPasses();
 
 /// The CPU path from scheduled tile IR to the LLVM dialect.
 void buildCpuToLLVMPipeline(mlir::OpPassManager &pm);
+
+/// The GPU path from scheduled tile IR to LLVM dialect + NVVM intrinsics,
+/// ready for translation to LLVM IR and the NVPTX backend.
+void buildNvvmPipeline(mlir::OpPassManager &pm);
 
 } // namespace kiln
 

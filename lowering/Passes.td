@@ -76,4 +76,82 @@ def ConvertTileToSCF : Pass<"convert-tile-to-scf", "::mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def TileAssignLayouts : Pass<"tile-assign-layouts", "::mlir::ModuleOp"> {
+  let summary = "Choose a #tile.layout for every tile of a GPU kernel";
+  let description = [{
+    Spreads every tile of rank 1 or more over the threads and warps of the
+    CTA the schedule declares (`warps`) and records the choice as
+    `tile.layout` on the op that makes the tile. Tiles joined by elementwise
+    ops and loop-carried tiles share a layout; a reduction's result, a
+    broadcast's operand and a unit reshape keep the 2-D parent of the tile
+    they come from, so reductions and broadcasts move no data between
+    layouts. The largest tile nothing constrains takes the default layout:
+    16-byte vectors along the last dim, the lanes of a warp next, then warps
+    down the leading dim. Ops that would need two layouts at once, and tiles
+    a layout cannot cover evenly, are errors on the op.
+
+    Before:
+    ```mlir
+    %S = tile.load %state[...] window [1, 1, 32, 128] keep [2, 3] : ... -> <32x128xf32>
+    %k = tile.load %key[...] window [1, 128] keep [1] : ... -> <128xf32>
+    %kb = tile.broadcast %k : <128xf32> -> <32x128xf32>
+    %p = tile.mul %S, %kb : <32x128xf32>
+    %r = tile.reduce sum %p axis 1 : <32x128xf32> -> <32xf32>
+    ```
+    After:
+    ```mlir
+    %S = tile.load ... {tile.layout = #tile.layout<size = [1, 4], lanes = [1, 32],
+                                                   warps = [4, 1], dims = [0, 1]>}
+    %k = tile.load ... {tile.layout = #tile.layout<size = [1, 4], lanes = [1, 32],
+                                                   warps = [4, 1], dims = [1]>}
+    ...
+    %r = tile.reduce sum %p axis 1 {tile.layout = #tile.layout<size = [1, 4],
+                                     lanes = [1, 32], warps = [4, 1], dims = [0]>}
+    ```
+  }];
+}
+
+def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
+  let summary = "Lower scheduled, laid-out tile kernels to NVVM kernels (the GPU path)";
+  let description = [{
+    Every `tile.kernel` becomes an `llvm.func` with `nvvm.kernel`, one CTA of
+    `32 * warps` threads per grid point (`nvvm.maxntid`); the grid axes map to
+    `ctaid.x/y/z` in the scheduled order, fastest first. A single warp role
+    caps registers with `nvvm.maxnreg`. Views become `!llvm.ptr<1>` arguments
+    (`noalias`, `align 16`, and `readonly` for `in` views, which lets loads use
+    the read-only path) indexed row-major from the runtime dims, passed as
+    `i64`.
+
+    Each tile lives in registers as its `tile.layout` says: this thread's
+    elements become a list of scalar SSA values, so no register array is ever
+    indexed at run time. Loads and stores along the view's contiguous dim move
+    up to 16 bytes per access when the start is provably aligned; a store of
+    replicated elements is done by one owner thread of each group. Reductions
+    combine a thread's registers in order, then lanes with `shfl.sync.bfly`,
+    then warps through a shared-memory scratch array between two barriers;
+    every thread ends with the same bits. Special functions use the f32
+    approximations of the special-function unit (`ex2`, `lg2`, `rsqrt`).
+    Loop-carried tiles become their registers, flattened into `iter_args`.
+
+    Before:
+    ```mlir
+    %S = tile.load %state[%slot, %c0] window [1, 128] keep [1]
+        {tile.layout = #tile.layout<size = [4], lanes = [32], warps = [1], dims = [0]>}
+        : <[N, 128], f32> -> <128xf32>
+    %s = tile.reduce sum %S axis 0 : <128xf32> -> <f32>
+    ```
+    After (abridged):
+    ```mlir
+    llvm.func @k(%N: i64, %state: !llvm.ptr<1> {llvm.noalias, llvm.align = 16}, ...)
+        attributes {nvvm.kernel, nvvm.maxntid = array<i32: 32, 1, 1>} {
+      %v = llvm.load %p {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+      ... llvm.extractelement, arith.addf ...
+      %o = nvvm.shfl.sync bfly %all, %x, %c1, %c31 : f32 -> f32
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect",
+                           "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
 #endif // KILN_LOWERING_PASSES

@@ -25,9 +25,31 @@ void kiln::buildCpuToLLVMPipeline(mlir::OpPassManager &pm) {
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
+void kiln::buildNvvmPipeline(mlir::OpPassManager &pm) {
+  using namespace mlir;
+  pm.addPass(createTileApplySchedule());
+  pm.addPass(createTileAssignLayouts());
+  pm.addPass(createConvertTileToNVVM());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  ArithToLLVMConversionPassOptions arith;
+  arith.indexBitwidth = 64;
+  pm.addPass(createArithToLLVMConversionPass(arith));
+  ConvertControlFlowToLLVMPassOptions cf;
+  cf.indexBitwidth = 64;
+  pm.addPass(createConvertControlFlowToLLVMPass(cf));
+  pm.addPass(createConvertNVVMToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
 void kiln::registerAllKilnPasses() {
   registerKilnPasses();
   mlir::PassPipelineRegistration<>("kiln-cpu-to-llvm",
                                    "Scheduled tile IR to the LLVM dialect for the CPU JIT",
                                    buildCpuToLLVMPipeline);
+  mlir::PassPipelineRegistration<>("kiln-nvvm",
+                                   "Scheduled tile IR to LLVM + NVVM for the PTX backend",
+                                   buildNvvmPipeline);
 }

@@ -8,7 +8,7 @@
 #ifndef KILN_OPS_HARNESS_H
 #define KILN_OPS_HARNESS_H
 
-#include "backends/cpu/KernelSignature.h"
+#include "backends/runtime/Signature.h"
 
 #include <functional>
 #include <map>

@@ -10,3 +10,11 @@ config.excludes = ["Inputs"]
 config.environment["PATH"] = os.pathsep.join(
     [config.kiln_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
 config.substitutions.append(("%ops", os.path.join(config.kiln_src_root, "ops")))
+
+# ptxas: tests that assemble PTX run where the CUDA toolkit is installed.
+import shutil
+ptxas = os.environ.get("KILN_PTXAS") or (
+    "/usr/local/cuda/bin/ptxas" if os.path.exists("/usr/local/cuda/bin/ptxas") else shutil.which("ptxas"))
+if ptxas:
+    config.available_features.add("ptxas")
+    config.environment["KILN_PTXAS"] = ptxas

@@ -1,11 +1,8 @@
-//===- KernelSignature.h - a kernel's parameters, for binding arguments ---===//
+//===- KernelSignature.h - a tile kernel's signature ------------*- C++ -*-===//
 #ifndef KILN_BACKENDS_CPU_KERNELSIGNATURE_H
 #define KILN_BACKENDS_CPU_KERNELSIGNATURE_H
 
-#include <cstdint>
-#include <map>
-#include <string>
-#include <vector>
+#include "backends/runtime/Signature.h"
 
 namespace kiln::tile {
 class KernelOp;
@@ -13,45 +10,8 @@ class KernelOp;
 
 namespace kiln {
 
-/// Element types of kernel parameters as the host sees them.
-enum class DType { F32, BF16, F16, F64, I8, I32, I64 };
-size_t dtypeBytes(DType t);
-const char *dtypeName(DType t);
-
-struct ParamInfo {
-  std::string name;
-  bool isView = false;
-  std::string access; // in / out / inout (views)
-  DType dtype = DType::F32;
-  /// Per dim: a fixed size, or (size < 0) the runtime dim `dimNames[i]`.
-  std::vector<int64_t> sizes;
-  std::vector<std::string> dimNames;
-};
-
-struct KernelSignature {
-  std::string name;
-  std::vector<std::string> runtimeDims;
-  std::vector<ParamInfo> params;
-  /// Index of the parameter called `name`, or -1.
-  int find(const std::string &name) const;
-};
-
+/// The host-side signature of a tile kernel: runtime dims and parameters.
 KernelSignature signatureOf(tile::KernelOp kernel);
-
-/// One argument of a launch: a host tensor (pointer + shape) or a scalar.
-struct ArgValue {
-  void *data = nullptr;
-  std::vector<int64_t> shape;
-  DType dtype = DType::F32;
-  double scalar = 0;
-  static ArgValue tensor(void *p, std::vector<int64_t> s, DType t) { return {p, std::move(s), t, 0}; }
-  static ArgValue number(double v) { return {nullptr, {}, DType::F32, v}; }
-};
-
-/// Checks arguments against the signature and solves the runtime dims.
-/// On a mismatch returns false with a message naming the parameter and dim.
-bool bindArguments(const KernelSignature &sig, const std::vector<ArgValue> &args,
-                   std::map<std::string, int64_t> &dims, std::string &error);
 
 } // namespace kiln
 

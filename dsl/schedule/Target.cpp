@@ -16,6 +16,8 @@ static const std::vector<TargetDesc> &targets() {
     TargetDesc hopper;
     hopper.name = "sm_90a";
     hopper.isGpu = true;
+    hopper.ptxChip = "sm_90a";
+    hopper.ptxFeatures = "+ptx86"; // CUDA 13's ptxas reads PTX ISA up to 9.0
     hopper.hasTma = true;
     hopper.hasSetMaxNReg = true;
     hopper.mmaKinds = {"none", "simt", "wgmma"};
@@ -30,6 +32,7 @@ static const std::vector<TargetDesc> &targets() {
 
     TargetDesc blackwell = hopper;
     blackwell.name = "sm_100a";
+    blackwell.ptxChip = "sm_100a";
     blackwell.mmaKinds = {"none", "simt", "tcgen05"};
     blackwell.tmemColumns = 512;
     blackwell.bandwidthBytesPerS = 8e12;

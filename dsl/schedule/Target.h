@@ -16,6 +16,8 @@ namespace kiln {
 struct TargetDesc {
   std::string name;
   bool isGpu = false;
+  std::string ptxChip;                 // NVPTX -mcpu and ptxas -arch (GPU targets)
+  std::string ptxFeatures;             // NVPTX features: the PTX ISA version
   bool hasTma = false;                 // cp.async.bulk.tensor + mbarrier transactions
   bool hasSetMaxNReg = false;          // per-warpgroup register reallocation
   std::vector<std::string> mmaKinds;   // matrix instructions: simt, wgmma, tcgen05

@@ -1,11 +1,15 @@
 //===- Driver.cpp - source + schedule to a scheduled module ---------------===//
 #include "tools/kiln/Driver.h"
+#include "backends/ptx/ManifestBuilder.h"
 #include "backends/cpu/CpuKernel.h"
 #include "dsl/SourceDiagnostics.h"
 #include "dsl/TileDialect.h"
 #include "lowering/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
+#include "llvm/Support/Path.h"
 
 #include <chrono>
 
@@ -15,9 +19,10 @@ using namespace kiln;
 std::unique_ptr<MLIRContext> kiln::makeContext() {
   DialectRegistry registry;
   registry.insert<tile::TileDialect, arith::ArithDialect, func::FuncDialect, math::MathDialect,
-                  memref::MemRefDialect, scf::SCFDialect, LLVM::LLVMDialect>();
+                  memref::MemRefDialect, scf::SCFDialect, LLVM::LLVMDialect, NVVM::NVVMDialect>();
   auto ctx = std::make_unique<MLIRContext>(registry);
   ctx->loadAllAvailableDialects();
+  ctx->printOpOnDiagnostic(false); // messages carry file:line:col; an IR dump buries them
   return ctx;
 }
 
@@ -62,6 +67,46 @@ bool kiln::compileOp(MLIRContext &context, const std::string &tilePath,
   if (auto vals = kernel->getAttrOfType<DictionaryAttr>("tile.consts"))
     for (NamedAttribute a : vals)
       out.constants[a.getName().str()] = cast<IntegerAttr>(a.getValue()).getInt();
+  return true;
+}
+
+bool kiln::buildForGpu(Compiled &c, bool assemble, GpuBuild &out, llvm::raw_ostream &errs) {
+  const TargetDesc &target = *c.schedule.target;
+  if (!target.isGpu) {
+    errs << c.schedule.diag(c.schedule.targetPos,
+                            "target '" + target.name + "' is not a GPU target; PTX needs sm_90a or sm_100a");
+    return false;
+  }
+  PassManager apply(c.module->getContext());
+  apply.addPass(createTileApplySchedule());
+  if (failed(apply.run(*c.module)))
+    return false;
+  std::string error;
+  tile::KernelOp kernel = *c.module->getOps<tile::KernelOp>().begin();
+  if (!buildManifest(kernel, out.manifest, error)) {
+    errs << "kiln: error: " << error << "\n";
+    return false;
+  }
+  out.manifest.schedule = llvm::sys::path::filename(c.schedule.path).str();
+  PassManager pm(c.module->getContext());
+  buildNvvmPipeline(pm);
+  if (failed(pm.run(*c.module)))
+    return false;
+  auto ptx = emitPtx(*c.module, target, error);
+  if (!ptx) {
+    errs << "kiln: error: " << error << "\n";
+    return false;
+  }
+  out.ptx = *ptx;
+  if (!assemble)
+    return true;
+  if (!assemblePtx(out.ptx, target, out.cubin, out.report, error)) {
+    errs << "kiln: error: " << error << "\n";
+    return false;
+  }
+  out.manifest.registers = out.report.registers;
+  out.manifest.staticSharedBytes = out.report.sharedBytes;
+  out.manifest.spillBytes = out.report.spillStores + out.report.spillLoads;
   return true;
 }
 

@@ -4,6 +4,8 @@
 
 #include "dsl/lang/Compile.h"
 #include "dsl/schedule/Schedule.h"
+#include "backends/ptx/PtxBackend.h"
+#include "backends/runtime/Manifest.h"
 #include "ops/Harness.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -26,6 +28,17 @@ bool compileOp(mlir::MLIRContext &context, const std::string &tilePath,
 
 /// A context with every dialect Kiln's pipelines use.
 std::unique_ptr<mlir::MLIRContext> makeContext();
+
+/// A GPU kernel: its PTX, the cubin when ptxas ran, and its manifest.
+struct GpuBuild {
+  std::string ptx, cubin;
+  PtxasReport report;
+  KernelManifest manifest;
+};
+
+/// Lowers a compiled op through the NVVM pipeline to PTX; with `assemble`,
+/// also runs ptxas. Errors go to `errs`.
+bool buildForGpu(Compiled &compiled, bool assemble, GpuBuild &out, llvm::raw_ostream &errs);
 
 /// Compiles for the CPU, runs the op's harness, fills `checks`.
 bool runOnCpu(const std::string &tilePath, const std::string &schedulePath,

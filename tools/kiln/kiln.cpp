@@ -1,6 +1,7 @@
 //===- kiln.cpp - the Kiln command-line tool ------------------------------===//
 #include "tools/kiln/Driver.h"
 #include "backends/cpu/CpuKernel.h"
+#include "backends/runtime/GpuLauncher.h"
 #include "dsl/SourceDiagnostics.h"
 #include "dsl/TileDialect.h"
 #include "lowering/Passes.h"
@@ -19,18 +20,25 @@ using namespace kiln;
 static const char *kUsage = R"(kiln - a tile-level kernel compiler
 
 usage:
-  kiln compile OP.tile --schedule S.yaml [--emit mlir|llvm] [-D NAME=VALUE]...
-               [--print-ir-after-all] [-o FILE]
+  kiln compile OP.tile --schedule S.yaml [--emit mlir|llvm|ptx|cubin]
+               [-D NAME=VALUE]... [--print-ir-after-all] [-o FILE]
       Compile the kernel a schedule names. --emit mlir (default) prints the
-      scheduled tile IR; --emit llvm runs the CPU pipeline and prints the LLVM
-      dialect. --print-ir-after-all prints the IR after every pass to stderr.
+      scheduled tile IR; --emit llvm prints the LLVM dialect the schedule's
+      target lowers to (CPU or NVVM); --emit ptx the PTX of a GPU schedule;
+      --emit cubin assembles it with ptxas (needs -o) and prints ptxas's
+      register / shared memory / spill report. With -o, ptx and cubin also
+      write FILE's manifest (FILE with .json): entry, parameters, grid, block.
+      --print-ir-after-all prints the IR after every pass to stderr.
 
-  kiln run OP.tile --schedule S.yaml [--target cpu] [--dims NAME=N,...]
-           [-D NAME=VALUE]... [--seed N] [--saturate-gates] [--skip FRACTION]
-      Compile for the CPU backend, run the op on fresh random inputs (outputs
-      poisoned with NaN first) and check it against the op's float64 golden
-      reference. Prints the relative error of every output; exits 0 when all
-      pass, 1 when any fails, 2 on bad input.
+  kiln run OP.tile --schedule S.yaml [--target cpu|sm_90a|sm_100a]
+           [--dims NAME=N,...] [-D NAME=VALUE]... [--seed N]
+           [--saturate-gates] [--skip FRACTION]
+      Run the op on fresh random inputs (outputs poisoned with NaN first) and
+      check it against the op's float64 golden reference. --target cpu (the
+      default) runs any schedule's tiling on the CPU backend; a GPU target
+      must match the schedule's and runs its cubin on the GPU (needs one).
+      Prints the relative error of every output; exits 0 when all pass, 1
+      when any fails, 2 on bad input or a missing GPU.
 
   kiln check [OPS_DIR]
       The main job: compile every bundled op (OPS_DIR/*/*.tile, default ops)
@@ -98,15 +106,14 @@ int parseArgs(int argc, char **argv, Args &a) {
         return usageError(arg + " needs a file", i);
     } else if (arg == "--emit") {
       if (!value(a.emit))
-        return usageError("--emit needs mlir or llvm", i);
-      if (a.emit != "mlir" && a.emit != "llvm")
-        return usageError("--emit takes mlir or llvm, not '" + a.emit + "'", i);
+        return usageError("--emit needs mlir, llvm, ptx or cubin", i);
+      if (a.emit != "mlir" && a.emit != "llvm" && a.emit != "ptx" && a.emit != "cubin")
+        return usageError("--emit takes mlir, llvm, ptx or cubin, not '" + a.emit + "'", i);
     } else if (arg == "--target") {
       if (!value(a.target))
         return usageError("--target needs a target", i);
-      if (a.target != "cpu")
-        return usageError("kiln run executes on the cpu target only for now; '" + a.target +
-                              "' kernels are compiled, not run", i);
+      if (!lookupTarget(a.target))
+        return usageError("unknown target '" + a.target + "' (" + targetNames() + ")", i);
     } else if (arg == "-o") {
       if (!value(a.output))
         return usageError("-o needs a file", i);
@@ -162,6 +169,17 @@ int parseArgs(int argc, char **argv, Args &a) {
   return -1;
 }
 
+bool writeFile(const std::string &path, const std::string &bytes) {
+  std::error_code ec;
+  llvm::raw_fd_ostream out(path, ec);
+  if (ec) {
+    llvm::errs() << "kiln: error: cannot write '" << path << "': " << ec.message() << "\n";
+    return false;
+  }
+  out << bytes;
+  return true;
+}
+
 int compileCommand(const Args &a) {
   auto ctx = makeContext();
   SourceDiagnostics diags(*ctx, llvm::errs());
@@ -177,35 +195,48 @@ int compileCommand(const Args &a) {
     pm.enableIRPrinting([](Pass *, Operation *) { return false; },
                         [](Pass *, Operation *) { return true; });
   }
+  bool gpu = c.schedule.target->isGpu;
+  if (a.emit == "ptx" || a.emit == "cubin") {
+    if (a.emit == "cubin" && a.output.empty())
+      return usageError("--emit cubin writes a binary: name it with -o FILE", -1);
+    GpuBuild build;
+    if (!buildForGpu(c, a.emit == "cubin", build, llvm::errs()))
+      return 1;
+    if (a.emit == "cubin") {
+      const PtxasReport &r = build.report;
+      llvm::errs() << "kiln: " << build.manifest.entry << " (" << build.manifest.schedule << ") for "
+                   << build.manifest.target << ": " << r.registers << " registers, "
+                   << r.sharedBytes << " bytes static shared memory, " << r.stackBytes
+                   << " bytes stack, " << r.spillStores << " bytes spill stores, " << r.spillLoads
+                   << " bytes spill loads\n";
+    }
+    if (a.output.empty()) {
+      llvm::outs() << build.ptx;
+      return 0;
+    }
+    build.manifest.image = llvm::sys::path::filename(a.output).str();
+    llvm::SmallString<256> manifestPath(a.output);
+    llvm::sys::path::replace_extension(manifestPath, "json");
+    if (!writeFile(a.output, a.emit == "cubin" ? build.cubin : build.ptx) ||
+        !writeFile(manifestPath.str().str(), json::print(build.manifest.toJson())))
+      return 1;
+    return 0;
+  }
   if (a.emit == "mlir") {
     pm.addPass(createTileApplySchedule());
-    if (failed(pm.run(*c.module)))
-      return 1;
-    c.module->print(os);
+  } else if (gpu) {
+    buildNvvmPipeline(pm);
   } else {
-    if (c.schedule.target->isGpu) {
-      llvm::errs() << c.schedule.diag(c.schedule.targetPos,
-                                      "--emit llvm lowers for the CPU; the NVIDIA lowering of '" +
-                                          c.schedule.target->name + "' is not built yet");
-      return 1;
-    }
     buildCpuToLLVMPipeline(pm);
-    if (failed(pm.run(*c.module)))
-      return 1;
-    c.module->print(os);
   }
+  if (failed(pm.run(*c.module)))
+    return 1;
+  c.module->print(os);
   if (a.output.empty()) {
     llvm::outs() << text;
     return 0;
   }
-  std::error_code ec;
-  llvm::raw_fd_ostream out(a.output, ec);
-  if (ec) {
-    llvm::errs() << "kiln: error: cannot write '" << a.output << "': " << ec.message() << "\n";
-    return 1;
-  }
-  out << text;
-  return 0;
+  return writeFile(a.output, text) ? 0 : 1;
 }
 
 void printChecks(const std::vector<CheckResult> &checks) {
@@ -214,12 +245,66 @@ void printChecks(const std::vector<CheckResult> &checks) {
                 c.nan ? "FAIL (NaN/Inf)" : c.ok() ? "ok" : "FAIL");
 }
 
+int runOnGpuCommand(const Args &a, RunConfig cfg) {
+  auto ctx = makeContext();
+  SourceDiagnostics diags(*ctx, llvm::errs());
+  Compiled c;
+  if (!compileOp(*ctx, a.input, a.schedule, a.constants, c, llvm::errs()))
+    return 2;
+  diags.addSource(c.schedule.path, c.schedule.text);
+  if (c.schedule.target->name != a.target) {
+    llvm::errs() << c.schedule.diag(c.schedule.targetPos,
+                                    "this schedule is for '" + c.schedule.target->name +
+                                        "', but --target asks for '" + a.target + "'");
+    return 2;
+  }
+  GpuBuild build;
+  if (!buildForGpu(c, /*assemble=*/true, build, llvm::errs()))
+    return 2;
+  std::string error;
+  auto kernel = GpuKernel::load(build.manifest, build.cubin, error);
+  if (!kernel) {
+    llvm::errs() << "kiln: error: cannot run on " << a.target << ": " << error
+                 << " (the kernel compiled: " << build.report.registers
+                 << " registers; `kiln compile --emit cubin` and kiln-gpu run it elsewhere)\n";
+    return 2;
+  }
+  const OpHarness *harness = findHarness(build.manifest.entry);
+  if (!harness) {
+    llvm::errs() << "kiln: error: no golden harness for kernel '" << build.manifest.entry << "'\n";
+    return 2;
+  }
+  for (auto &[k, v] : c.constants)
+    cfg.constants[k] = v;
+  for (auto &[k, v] : harness->defaultDims)
+    cfg.dims.emplace(k, v);
+  double ms = 0;
+  Launcher launch = [&](const std::vector<ArgValue> &args, std::string &err) {
+    return kernel->launch(args, err, &ms);
+  };
+  std::vector<CheckResult> checks;
+  if (!harness->run(cfg, launch, checks, error)) {
+    llvm::errs() << "kiln: error: " << error << "\n";
+    return 2;
+  }
+  std::printf("%s with %s on %s: %d registers, kernel %.3f ms (one cold launch)\n", a.input.c_str(),
+              a.schedule.c_str(), a.target.c_str(), build.report.registers, ms);
+  printChecks(checks);
+  bool ok = true;
+  for (const CheckResult &ch : checks)
+    ok &= ch.ok();
+  std::printf("%s\n", ok ? "PASS" : "FAIL");
+  return ok ? 0 : 1;
+}
+
 int runCommand(const Args &a) {
   RunConfig cfg;
   cfg.dims = a.dims;
   cfg.seed = a.seed;
   cfg.saturateGates = a.saturate;
   cfg.skipFraction = a.skip;
+  if (a.target != "cpu")
+    return runOnGpuCommand(a, cfg);
   std::vector<CheckResult> checks;
   double compileMs = 0, runMs = 0;
   auto t0 = std::chrono::steady_clock::now();

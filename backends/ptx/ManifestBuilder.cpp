@@ -1,0 +1,76 @@
+//===- ManifestBuilder.cpp - a manifest from a scheduled kernel -----------===//
+#include "backends/ptx/ManifestBuilder.h"
+#include "backends/cpu/KernelSignature.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+using namespace mlir;
+using namespace kiln;
+
+
+static bool exprOf(mlir::Value v, tile::KernelOp kernel, json::Value &out) {
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    auto names = kernel.getDimNames();
+    if (arg.getOwner() != &kernel.getBody().front() || arg.getArgNumber() >= names.size())
+      return false;
+    out = json::Value::str(cast<StringAttr>(names[arg.getArgNumber()]).str());
+    return true;
+  }
+  Operation *def = v.getDefiningOp();
+  if (auto c = dyn_cast_or_null<arith::ConstantIndexOp>(def)) {
+    out = json::Value::num(c.value());
+    return true;
+  }
+  const char *op = isa_and_nonnull<arith::AddIOp>(def)          ? "add"
+                   : isa_and_nonnull<arith::SubIOp>(def)        ? "sub"
+                   : isa_and_nonnull<arith::MulIOp>(def)        ? "mul"
+                   : isa_and_nonnull<arith::DivSIOp, arith::DivUIOp>(def) ? "div"
+                   : isa_and_nonnull<arith::CeilDivSIOp, arith::CeilDivUIOp>(def) ? "ceildiv"
+                                                                 : nullptr;
+  if (!op)
+    return false;
+  json::Value a, b;
+  if (!exprOf(def->getOperand(0), kernel, a) || !exprOf(def->getOperand(1), kernel, b))
+    return false;
+  out = json::Value::arr({json::Value::str(op), a, b});
+  return true;
+}
+
+bool kiln::buildManifest(tile::KernelOp kernel, KernelManifest &m, std::string &error) {
+  auto schedule = kernel.getScheduleAttr();
+  m.entry = kernel.getSymName().str();
+  m.target = schedule ? schedule.getTarget().str() : "";
+  m.threads = schedule ? schedule.getWarps() * 32 : 0;
+  m.signature = signatureOf(kernel);
+  if (auto consts = kernel->getAttrOfType<DictionaryAttr>("tile.consts"))
+    for (NamedAttribute c : consts)
+      if (auto i = dyn_cast<IntegerAttr>(c.getValue()))
+        m.consts[c.getName().str()] = i.getInt();
+  if (schedule)
+    for (NamedAttribute p : schedule.getParams())
+      if (auto i = dyn_cast<IntegerAttr>(p.getValue()))
+        m.consts[p.getName().str()] = i.getInt();
+  tile::ProgramIdsOp ids;
+  kernel.walk([&](tile::ProgramIdsOp op) { ids = op; });
+  m.grid.clear();
+  if (!ids) {
+    m.grid.push_back(json::Value::num(1));
+    return true;
+  }
+  SmallVector<int64_t> order;
+  if (auto attr = ids->getAttrOfType<DenseI64ArrayAttr>("order"))
+    order.assign(attr.asArrayRef().begin(), attr.asArrayRef().end());
+  else
+    for (unsigned i = 0; i < ids.getExtents().size(); ++i)
+      order.push_back(i);
+  for (int64_t axis : order) {
+    json::Value e;
+    if (!exprOf(ids.getExtents()[axis], kernel, e)) {
+      error = "grid axis " + std::to_string(axis) +
+              " has an extent that is not built from dims and constants";
+      return false;
+    }
+    m.grid.push_back(e);
+  }
+  return true;
+}

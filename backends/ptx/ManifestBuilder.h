@@ -1,0 +1,18 @@
+//===- ManifestBuilder.h - a manifest from a scheduled kernel --*- C++ -*-===//
+#ifndef KILN_BACKENDS_PTX_MANIFESTBUILDER_H
+#define KILN_BACKENDS_PTX_MANIFESTBUILDER_H
+
+#include "backends/runtime/Manifest.h"
+#include "dsl/TileDialect.h"
+
+namespace kiln {
+
+/// The launch facts of a scheduled kernel (after tile-apply-schedule):
+/// parameters, block size, and the grid extents as expressions over the
+/// runtime dims, in launch order (x fastest). Fails on a grid extent that is
+/// not built from dims and constants with + - * / and ceildiv.
+bool buildManifest(tile::KernelOp kernel, KernelManifest &out, std::string &error);
+
+} // namespace kiln
+
+#endif

@@ -1,0 +1,162 @@
+//===- PtxBackend.cpp - NVVM kernels to PTX and cubins --------------------===//
+#include "backends/ptx/PtxBackend.h"
+
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Triple.h"
+
+#include <regex>
+
+using namespace mlir;
+using namespace kiln;
+
+static void initNvptx() {
+  static bool done = [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+    return true;
+  }();
+  (void)done;
+}
+
+std::optional<std::string> kiln::emitPtx(ModuleOp module, const TargetDesc &target,
+                                         std::string &error) {
+  initNvptx();
+  DialectRegistry registry;
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+  module.getContext()->appendDialectRegistry(registry);
+
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule = translateModuleToLLVMIR(module, llvmContext);
+  if (!llvmModule) {
+    error = "translation of the NVVM module to LLVM IR failed";
+    return std::nullopt;
+  }
+  llvm::Triple triple("nvptx64-nvidia-cuda");
+  std::string lookupError;
+  const llvm::Target *llvmTarget = llvm::TargetRegistry::lookupTarget(triple, lookupError);
+  if (!llvmTarget) {
+    error = "the NVPTX backend is not available in this LLVM: " + lookupError;
+    return std::nullopt;
+  }
+  llvm::TargetOptions options;
+  std::unique_ptr<llvm::TargetMachine> machine(llvmTarget->createTargetMachine(
+      triple, target.ptxChip, target.ptxFeatures, options, std::nullopt, std::nullopt,
+      llvm::CodeGenOptLevel::Aggressive));
+  llvmModule->setTargetTriple(triple);
+  llvmModule->setDataLayout(machine->createDataLayout());
+
+  // LLVM's O3 pipeline, as clang -O3 would run it for this target.
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(machine.get());
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(*llvmModule, mam);
+
+  llvm::SmallString<0> ptx;
+  llvm::raw_svector_ostream os(ptx);
+  llvm::legacy::PassManager codegen;
+  if (machine->addPassesToEmitFile(codegen, os, nullptr, llvm::CodeGenFileType::AssemblyFile)) {
+    error = "the NVPTX backend cannot emit assembly";
+    return std::nullopt;
+  }
+  codegen.run(*llvmModule);
+  return std::string(ptx.str());
+}
+
+std::string kiln::findPtxas() {
+  if (const char *p = std::getenv("KILN_PTXAS"))
+    return p;
+  std::vector<std::string> candidates;
+  if (const char *home = std::getenv("CUDA_HOME"))
+    candidates.push_back(std::string(home) + "/bin/ptxas");
+  candidates.push_back("/usr/local/cuda/bin/ptxas");
+  for (const std::string &c : candidates)
+    if (llvm::sys::fs::can_execute(c))
+      return c;
+  if (auto found = llvm::sys::findProgramByName("ptxas"))
+    return *found;
+  return "";
+}
+
+static bool readWhole(const std::string &path, std::string &out) {
+  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false);
+  if (!buf)
+    return false;
+  out = (*buf)->getBuffer().str();
+  return true;
+}
+
+bool kiln::assemblePtx(const std::string &ptx, const TargetDesc &target, std::string &cubin,
+                       PtxasReport &report, std::string &error) {
+  std::string ptxas = findPtxas();
+  if (ptxas.empty()) {
+    error = "ptxas not found (set KILN_PTXAS or install the CUDA toolkit)";
+    return false;
+  }
+  llvm::SmallString<128> in, out, log;
+  int fd;
+  if (llvm::sys::fs::createTemporaryFile("kiln", "ptx", fd, in) ||
+      llvm::sys::fs::createTemporaryFile("kiln", "cubin", out) ||
+      llvm::sys::fs::createTemporaryFile("kiln", "log", log)) {
+    error = "cannot create temporary files for ptxas";
+    return false;
+  }
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << ptx;
+  }
+  std::string arch = "-arch=" + target.ptxChip;
+  llvm::SmallVector<llvm::StringRef> args = {ptxas, arch, "-O3", "-v", in.str(), "-o", out.str()};
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, log.str(), log.str()};
+  std::string execError;
+  int rc = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects, 0, 0, &execError);
+  readWhole(log.str().str(), report.log);
+  bool ok = rc == 0 && readWhole(out.str().str(), cubin);
+  llvm::sys::fs::remove(in);
+  llvm::sys::fs::remove(out);
+  llvm::sys::fs::remove(log);
+  if (!ok) {
+    error = "ptxas " + arch + " failed" + (execError.empty() ? "" : ": " + execError) + "\n" +
+            report.log;
+    return false;
+  }
+  std::smatch m;
+  static const std::regex fn("Compiling entry function '([^']+)'");
+  static const std::regex regsRe("Used (\\d+) registers");
+  static const std::regex smemRe("(\\d+) bytes smem");
+  static const std::regex spill("(\\d+) bytes stack frame, (\\d+) bytes spill stores, (\\d+) bytes spill loads");
+  if (std::regex_search(report.log, m, fn))
+    report.kernel = m[1];
+  if (std::regex_search(report.log, m, regsRe))
+    report.registers = std::stoi(m[1]);
+  if (std::regex_search(report.log, m, smemRe))
+    report.sharedBytes = std::stoll(m[1]);
+  if (std::regex_search(report.log, m, spill)) {
+    report.stackBytes = std::stoll(m[1]);
+    report.spillStores = std::stoll(m[2]);
+    report.spillLoads = std::stoll(m[3]);
+  }
+  return true;
+}

@@ -1,0 +1,46 @@
+//===- PtxBackend.h - NVVM kernels to PTX and cubins ------------*- C++ -*-===//
+//
+// LLVM dialect + NVVM -> LLVM IR -> NVPTX (in process) -> PTX text, then
+// ptxas (when the CUDA toolkit is present) -> cubin with its resource report.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_BACKENDS_PTX_PTXBACKEND_H
+#define KILN_BACKENDS_PTX_PTXBACKEND_H
+
+#include "dsl/schedule/Target.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <optional>
+#include <string>
+
+namespace kiln {
+
+/// Translates a module the NVVM pipeline produced into PTX for `target`
+/// (its chip and PTX ISA version come from the target description), after
+/// LLVM's O3 pipeline. Returns nothing and sets `error` on failure.
+std::optional<std::string> emitPtx(mlir::ModuleOp module, const TargetDesc &target,
+                                   std::string &error);
+
+/// What ptxas reports for one kernel.
+struct PtxasReport {
+  std::string kernel;
+  int registers = 0;
+  int64_t sharedBytes = 0; // static shared memory
+  int64_t stackBytes = 0;
+  int64_t spillStores = 0, spillLoads = 0;
+  std::string log; // everything ptxas printed
+};
+
+/// Path of ptxas: $KILN_PTXAS, then $CUDA_HOME/bin/ptxas, then
+/// /usr/local/cuda/bin/ptxas, then PATH. Empty when none is found.
+std::string findPtxas();
+
+/// Assembles `ptx` for `target` with ptxas into `cubin` (bytes). Fails with a
+/// message when ptxas is missing or rejects the PTX.
+bool assemblePtx(const std::string &ptx, const TargetDesc &target, std::string &cubin,
+                 PtxasReport &report, std::string &error);
+
+} // namespace kiln
+
+#endif

@@ -1,0 +1,62 @@
+//===- CudaDriver.h - the CUDA driver API, loaded at run time --*- C++ -*-===//
+//
+// Kiln builds and runs its tests on machines without a GPU or a CUDA driver,
+// so nothing links libcuda: the runtime opens libcuda.so.1 when it is first
+// asked for a device, and says so plainly when there is none.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_BACKENDS_RUNTIME_CUDADRIVER_H
+#define KILN_BACKENDS_RUNTIME_CUDADRIVER_H
+
+#include <cstddef>
+#include <string>
+
+namespace kiln::cuda {
+
+using Result = int;
+using Device = int;
+using DevicePtr = unsigned long long;
+using Context = struct CtxOpaque *;
+using Module = struct ModOpaque *;
+using Function = struct FuncOpaque *;
+using Stream = struct StreamOpaque *;
+using Event = struct EventOpaque *;
+
+/// Entry points of libcuda that Kiln uses.
+struct Driver {
+  Result (*init)(unsigned);
+  Result (*deviceGet)(Device *, int);
+  Result (*deviceGetCount)(int *);
+  Result (*deviceGetName)(char *, int, Device);
+  Result (*deviceGetAttribute)(int *, int, Device);
+  Result (*primaryCtxRetain)(Context *, Device);
+  Result (*ctxSetCurrent)(Context);
+  Result (*ctxSynchronize)();
+  Result (*moduleLoadData)(Module *, const void *);
+  Result (*moduleUnload)(Module);
+  Result (*moduleGetFunction)(Function *, Module, const char *);
+  Result (*funcSetAttribute)(Function, int, int);
+  Result (*memAlloc)(DevicePtr *, size_t);
+  Result (*memFree)(DevicePtr);
+  Result (*memcpyHtoD)(DevicePtr, const void *, size_t);
+  Result (*memcpyDtoH)(void *, DevicePtr, size_t);
+  Result (*launchKernel)(Function, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                         unsigned, Stream, void **, void **);
+  Result (*eventCreate)(Event *, unsigned);
+  Result (*eventRecord)(Event, Stream);
+  Result (*eventSynchronize)(Event);
+  Result (*eventElapsedTime)(float *, Event, Event);
+  Result (*eventDestroy)(Event);
+  Result (*getErrorString)(Result, const char **);
+};
+
+/// The driver with a current context on device 0, or null with `why` set
+/// (no libcuda, no device, init failed).
+const Driver *driver(std::string &why);
+
+/// "cuFoo failed: CUDA_ERROR_..." for a failed call, or empty for success.
+std::string check(Result r, const char *what);
+
+} // namespace kiln::cuda
+
+#endif

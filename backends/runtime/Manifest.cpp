@@ -1,0 +1,184 @@
+//===- Manifest.cpp - what a launcher needs to know about a kernel --------===//
+#include "backends/runtime/Manifest.h"
+
+#include <fstream>
+#include <sstream>
+
+using namespace kiln;
+using json::Value;
+
+static DType dtypeFromName(const std::string &n, bool &ok) {
+  ok = true;
+  for (DType t : {DType::F32, DType::BF16, DType::F16, DType::F64, DType::I8, DType::I32, DType::I64})
+    if (n == dtypeName(t))
+      return t;
+  ok = false;
+  return DType::F32;
+}
+
+Value KernelManifest::toJson() const {
+  Value v = Value::obj();
+  v.set("entry", Value::str(entry));
+  v.set("target", Value::str(target));
+  v.set("image", Value::str(image));
+  v.set("op", Value::str(op));
+  v.set("schedule", Value::str(schedule));
+  v.set("threads", Value::num(threads));
+  v.set("dynamic_shared_bytes", Value::num(dynamicSharedBytes));
+  v.set("grid", Value::arr(grid));
+  Value dims = Value::arr();
+  for (auto &d : signature.runtimeDims)
+    dims.array.push_back(Value::str(d));
+  v.set("dims", dims);
+  Value params = Value::arr();
+  for (const ParamInfo &p : signature.params) {
+    Value q = Value::obj();
+    q.set("name", Value::str(p.name));
+    q.set("kind", Value::str(p.isView ? "view" : "scalar"));
+    q.set("dtype", Value::str(dtypeName(p.dtype)));
+    if (p.isView) {
+      q.set("access", Value::str(p.access));
+      Value shape = Value::arr();
+      for (size_t d = 0; d < p.sizes.size(); ++d)
+        shape.array.push_back(p.sizes[d] < 0 ? Value::str(p.dimNames[d]) : Value::num(p.sizes[d]));
+      q.set("shape", shape);
+    }
+    params.array.push_back(q);
+  }
+  v.set("params", params);
+  Value consts = Value::obj();
+  for (auto &[k, c] : this->consts)
+    consts.set(k, Value::num(c));
+  v.set("consts", consts);
+  Value res = Value::obj();
+  res.set("registers", Value::num(registers));
+  res.set("static_shared_bytes", Value::num(staticSharedBytes));
+  res.set("spill_bytes", Value::num(spillBytes));
+  v.set("resources", res);
+  return v;
+}
+
+bool KernelManifest::fromJson(const Value &v, KernelManifest &m, std::string &error) {
+  auto need = [&](const Value *x, Value::Kind kind, const std::string &what) {
+    if (!x || x->kind != kind) {
+      error = "manifest field '" + what + "' is missing or has the wrong type";
+      return false;
+    }
+    return true;
+  };
+  const Value *f;
+  if (!need(f = v.get("entry"), Value::String, "entry")) return false;
+  m.entry = f->string;
+  if (!need(f = v.get("target"), Value::String, "target")) return false;
+  m.target = f->string;
+  if (!need(f = v.get("image"), Value::String, "image")) return false;
+  m.image = f->string;
+  if ((f = v.get("op")) && f->kind == Value::String) m.op = f->string;
+  if ((f = v.get("schedule")) && f->kind == Value::String) m.schedule = f->string;
+  if (!need(f = v.get("threads"), Value::Number, "threads")) return false;
+  m.threads = f->asInt();
+  if ((f = v.get("dynamic_shared_bytes")) && f->kind == Value::Number)
+    m.dynamicSharedBytes = f->asInt();
+  if (!need(f = v.get("grid"), Value::Array, "grid")) return false;
+  m.grid = f->array;
+  if (m.grid.size() < 1 || m.grid.size() > 3) {
+    error = "manifest field 'grid' must have 1 to 3 extents";
+    return false;
+  }
+  m.signature = {};
+  m.signature.name = m.entry;
+  if (!need(f = v.get("dims"), Value::Array, "dims")) return false;
+  for (auto &d : f->array)
+    m.signature.runtimeDims.push_back(d.string);
+  if (!need(f = v.get("params"), Value::Array, "params")) return false;
+  for (auto &q : f->array) {
+    ParamInfo p;
+    const Value *g;
+    if (!need(g = q.get("name"), Value::String, "params[].name")) return false;
+    p.name = g->string;
+    if (!need(g = q.get("kind"), Value::String, "params[].kind")) return false;
+    p.isView = g->string == "view";
+    if (!need(g = q.get("dtype"), Value::String, "params[].dtype")) return false;
+    bool ok;
+    p.dtype = dtypeFromName(g->string, ok);
+    if (!ok) {
+      error = "parameter '" + p.name + "' has unknown dtype '" + g->string + "'";
+      return false;
+    }
+    if (p.isView) {
+      if (!need(g = q.get("access"), Value::String, "params[].access")) return false;
+      p.access = g->string;
+      if (!need(g = q.get("shape"), Value::Array, "params[].shape")) return false;
+      for (auto &d : g->array) {
+        p.sizes.push_back(d.kind == Value::String ? -1 : d.asInt());
+        p.dimNames.push_back(d.kind == Value::String ? d.string : "");
+      }
+    }
+    m.signature.params.push_back(p);
+  }
+  if ((f = v.get("consts")) && f->kind == Value::Object)
+    for (auto &[k, c] : f->object)
+      m.consts[k] = c.asInt();
+  if ((f = v.get("resources")) && f->kind == Value::Object) {
+    const Value *g;
+    if ((g = f->get("registers"))) m.registers = g->asInt();
+    if ((g = f->get("static_shared_bytes"))) m.staticSharedBytes = g->asInt();
+    if ((g = f->get("spill_bytes"))) m.spillBytes = g->asInt();
+  }
+  return true;
+}
+
+bool KernelManifest::load(const std::string &path, KernelManifest &m, std::string &error) {
+  std::ifstream in(path);
+  if (!in) {
+    error = "cannot read manifest '" + path + "'";
+    return false;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  Value v;
+  if (!json::parse(ss.str(), v, error) || !fromJson(v, m, error)) {
+    error = path + ": " + error;
+    return false;
+  }
+  return true;
+}
+
+bool kiln::evalGridExpr(const Value &e, const std::map<std::string, int64_t> &dims, int64_t &out,
+                        std::string &error) {
+  if (e.kind == Value::Number) {
+    out = e.asInt();
+    return true;
+  }
+  if (e.kind == Value::String) {
+    auto it = dims.find(e.string);
+    if (it == dims.end()) {
+      error = "grid uses dim '" + e.string + "' that has no value";
+      return false;
+    }
+    out = it->second;
+    return true;
+  }
+  if (e.kind != Value::Array || e.array.size() != 3 || e.array[0].kind != Value::String) {
+    error = "malformed grid expression";
+    return false;
+  }
+  int64_t a, b;
+  if (!evalGridExpr(e.array[1], dims, a, error) || !evalGridExpr(e.array[2], dims, b, error))
+    return false;
+  const std::string &op = e.array[0].string;
+  if ((op == "div" || op == "ceildiv") && b == 0) {
+    error = "grid expression divides by zero";
+    return false;
+  }
+  if (op == "add") out = a + b;
+  else if (op == "sub") out = a - b;
+  else if (op == "mul") out = a * b;
+  else if (op == "div") out = a / b;
+  else if (op == "ceildiv") out = (a + b - 1) / b;
+  else {
+    error = "unknown grid operator '" + op + "'";
+    return false;
+  }
+  return true;
+}

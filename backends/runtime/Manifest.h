@@ -1,0 +1,45 @@
+//===- Manifest.h - what a launcher needs to know about a kernel -*- C++ -*-===//
+//
+// `kiln compile --emit cubin|ptx` writes NAME.json beside NAME.cubin: the
+// entry point, the parameters in launch order (runtime dims first, as i64,
+// then views as global pointers and scalars), the block size, the grid as
+// expressions over the runtime dims, and the consts the kernel was built
+// with. The C++ runtime and bench/kiln_loader.py both read it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_BACKENDS_RUNTIME_MANIFEST_H
+#define KILN_BACKENDS_RUNTIME_MANIFEST_H
+
+#include "backends/runtime/Json.h"
+#include "backends/runtime/Signature.h"
+
+namespace kiln {
+
+struct KernelManifest {
+  std::string entry;       // the kernel's symbol in the image
+  std::string target;      // sm_90a, sm_100a
+  std::string image;       // file of the cubin (or PTX), relative to the manifest
+  std::string op, schedule; // where it came from, for messages
+  int64_t threads = 0;     // block size (x)
+  int64_t dynamicSharedBytes = 0;
+  /// Grid extents x, y, z as expressions: a number, a dim name, or
+  /// [op, lhs, rhs] with op in add, sub, mul, div (floor), ceildiv.
+  std::vector<json::Value> grid;
+  KernelSignature signature;
+  std::map<std::string, int64_t> consts;
+  /// ptxas's report, when a cubin was made.
+  int64_t registers = -1, staticSharedBytes = -1, spillBytes = -1;
+
+  json::Value toJson() const;
+  /// Reads a manifest; errors name the field.
+  static bool fromJson(const json::Value &v, KernelManifest &out, std::string &error);
+  static bool load(const std::string &path, KernelManifest &out, std::string &error);
+};
+
+/// Evaluates a grid expression for the given runtime dims.
+bool evalGridExpr(const json::Value &expr, const std::map<std::string, int64_t> &dims,
+                  int64_t &out, std::string &error);
+
+} // namespace kiln
+
+#endif

@@ -1,0 +1,95 @@
+//===- Signature.cpp - a kernel's parameters -----------------------------===//
+#include "backends/runtime/Signature.h"
+
+using namespace kiln;
+
+size_t kiln::dtypeBytes(DType t) {
+  switch (t) {
+  case DType::F64: case DType::I64: return 8;
+  case DType::F32: case DType::I32: return 4;
+  case DType::BF16: case DType::F16: return 2;
+  case DType::I8: return 1;
+  }
+  return 0;
+}
+
+const char *kiln::dtypeName(DType t) {
+  switch (t) {
+  case DType::F32: return "f32";
+  case DType::BF16: return "bf16";
+  case DType::F16: return "f16";
+  case DType::F64: return "f64";
+  case DType::I8: return "i8";
+  case DType::I32: return "i32";
+  case DType::I64: return "i64";
+  }
+  return "?";
+}
+
+int KernelSignature::find(const std::string &n) const {
+  for (size_t i = 0; i < params.size(); ++i)
+    if (params[i].name == n)
+      return i;
+  return -1;
+}
+
+bool kiln::bindArguments(const KernelSignature &sig, const std::vector<ArgValue> &args,
+                         std::map<std::string, int64_t> &dims, std::string &error) {
+  if (args.size() != sig.params.size()) {
+    error = "kernel '" + sig.name + "' takes " + std::to_string(sig.params.size()) +
+            " arguments, got " + std::to_string(args.size());
+    return false;
+  }
+  std::map<std::string, std::string> boundBy;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const ParamInfo &p = sig.params[i];
+    const ArgValue &a = args[i];
+    if (!p.isView)
+      continue;
+    std::string where = "argument '" + p.name + "'";
+    if (!a.data) {
+      error = where + " is a tensor but no buffer was given";
+      return false;
+    }
+    if (a.dtype != p.dtype) {
+      error = where + " must be " + dtypeName(p.dtype) + ", got " + dtypeName(a.dtype);
+      return false;
+    }
+    if (a.shape.size() != p.sizes.size()) {
+      error = where + " must have " + std::to_string(p.sizes.size()) + " dims, got " +
+              std::to_string(a.shape.size());
+      return false;
+    }
+    for (size_t d = 0; d < p.sizes.size(); ++d) {
+      if (p.sizes[d] >= 0) {
+        if (a.shape[d] != p.sizes[d]) {
+          error = where + " dim " + std::to_string(d) + " must be " + std::to_string(p.sizes[d]) +
+                  ", got " + std::to_string(a.shape[d]);
+          return false;
+        }
+        continue;
+      }
+      const std::string &n = p.dimNames[d];
+      if (a.shape[d] <= 0) {
+        error = where + " dim " + std::to_string(d) + " (" + n + ") must be positive, got " +
+                std::to_string(a.shape[d]);
+        return false;
+      }
+      auto it = dims.find(n);
+      if (it == dims.end()) {
+        dims[n] = a.shape[d];
+        boundBy[n] = p.name;
+      } else if (it->second != a.shape[d]) {
+        error = where + " dim " + std::to_string(d) + " (" + n + ") is " + std::to_string(a.shape[d]) +
+                " but '" + boundBy[n] + "' gave " + n + " = " + std::to_string(it->second);
+        return false;
+      }
+    }
+  }
+  for (const std::string &n : sig.runtimeDims)
+    if (!dims.count(n)) {
+      error = "no tensor argument fixes the dim '" + n + "'";
+      return false;
+    }
+  return true;
+}

@@ -1,0 +1,120 @@
+"""GDN decode: Kiln's kernels beside FLA's fused_recurrent_gated_delta_rule.
+
+One process, one GPU: measures the device-to-device copy bandwidth, then for
+each shape times FLA and every Kiln kernel given, two ways: CUDA-graph replay
+(median, triton.testing.do_bench_cudagraph) and one call after an L2 flush
+(median, triton.testing.do_bench, which clears a 256 MB buffer before each
+call). Bytes counted: the state read and written, plus q, k, v, o and gates.
+Also checks that ours and FLA agree on every shape (the golden check is
+kiln-gpu's). FLA is imported from the path in $FLA_PATH (fetched and carried,
+never committed).
+
+usage: python3 bench/decode_bench.py MANIFEST.json... [--json OUT.json]
+"""
+import argparse
+import json
+import math
+import os
+import sys
+
+import torch
+import triton
+
+from kiln_loader import KilnKernel
+
+sys.path.insert(0, os.environ.get("FLA_PATH", ".peer"))
+from fla.ops.gated_delta_rule import fused_recurrent_gated_delta_rule  # noqa: E402
+
+K = V = 128
+
+
+def copy_bandwidth():
+    n = 1 << 28  # 1 GiB of f32
+    src = torch.randn(n, device="cuda")
+    dst = torch.empty_like(src)
+    ms = triton.testing.do_bench(lambda: dst.copy_(src), warmup=50, rep=300, return_mode="median")
+    return 2 * n * 4 / (ms * 1e-3)
+
+
+def make_inputs(B, H, HV, seed):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    bf = dict(device="cuda", dtype=torch.bfloat16)
+    q = torch.randn(B, 1, H, K, generator=g, **bf)
+    k = torch.randn(B, 1, H, K, generator=g, **bf)
+    v = torch.randn(B, 1, HV, V, generator=g, **bf)
+    a = torch.randn(B, 1, HV, generator=g, **bf)
+    b = torch.randn(B, 1, HV, generator=g, **bf)
+    A_log = torch.rand(HV, generator=g, device="cuda") * 2 - 1
+    dt_bias = 0.5 * torch.randn(HV, generator=g, device="cuda")
+    state = torch.randn(B, HV, V, K, generator=g, device="cuda")
+    return q, k, v, a, b, A_log, dt_bias, state
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("manifests", nargs="+")
+    ap.add_argument("--json", default=None)
+    ap.add_argument("--batches", default="1,8,64,128,256,512")
+    args = ap.parse_args()
+    kernels = [KilnKernel(m) for m in args.manifests]
+    dev = torch.cuda.get_device_name()
+    bw = copy_bandwidth()
+    print(f"# {dev}: device-to-device copy {bw / 1e12:.2f} TB/s (read + write)")
+    rows = []
+    scale = 1 / math.sqrt(K)
+    for H, HV in [(4, 8), (16, 32)]:
+        for B in [int(x) for x in args.batches.split(",")]:
+            q, k, v, a, b, A_log, dt_bias, state0 = make_inputs(B, H, HV, seed=B * 100 + HV)
+            slots = torch.arange(B, device="cuda", dtype=torch.int32)
+            bytes_moved = 2 * state0.numel() * 4 + (q.numel() + k.numel() + 2 * v.numel()
+                                                     + a.numel() + b.numel()) * 2
+
+            def fla():
+                return fused_recurrent_gated_delta_rule(
+                    q, k, v, g=a, beta=b, A_log=A_log, dt_bias=dt_bias, scale=scale,
+                    initial_state=state0, output_final_state=True,
+                    use_qk_l2norm_in_kernel=True, use_gate_in_kernel=True,
+                    use_beta_sigmoid_in_kernel=True, state_v_first=True)
+
+            row = {"H": H, "HV": HV, "B": B, "bytes": bytes_moved}
+            try:
+                o_ref, s_ref = fla()
+                torch.cuda.synchronize()
+                row["fla_graph_us"] = 1e3 * triton.testing.do_bench_cudagraph(fla, rep=100, return_mode="median")
+                row["fla_flush_us"] = 1e3 * triton.testing.do_bench(fla, warmup=10, rep=100, return_mode="median")
+            except Exception as e:  # FLA fails at some shapes: record it
+                torch.cuda.synchronize()
+                row["fla_error"] = str(e).splitlines()[0][:120]
+                o_ref = s_ref = None
+            for kern in kernels:
+                state = state0.clone()
+                o = torch.full_like(v, float("nan"))
+                kern(q, k, v, a, b, A_log, dt_bias, slots, state, o, scale)
+                torch.cuda.synchronize()
+                tag = kern.m["schedule"].replace(".yaml", "")
+                if o_ref is not None:
+                    row[f"{tag}_vs_fla_o"] = ((o.float() - o_ref.float()).norm() / o_ref.float().norm()).item()
+                    row[f"{tag}_vs_fla_state"] = ((state - s_ref).norm() / s_ref.norm()).item()
+                assert not torch.isnan(o).any(), f"{tag}: NaN in o at B={B}"
+                call = lambda: kern(q, k, v, a, b, A_log, dt_bias, slots, state, o, scale)  # noqa: E731
+                row[f"{tag}_graph_us"] = 1e3 * triton.testing.do_bench_cudagraph(call, rep=100, return_mode="median")
+                row[f"{tag}_flush_us"] = 1e3 * triton.testing.do_bench(call, warmup=10, rep=100, return_mode="median")
+            rows.append(row)
+            line = f"H/HV {H:2d}/{HV:2d} B {B:4d} | FLA "
+            line += (f'{row["fla_graph_us"]:8.2f} us {bytes_moved / row["fla_graph_us"] / 1e6:6.2f} TB/s'
+                     if "fla_graph_us" in row else f'{"FAIL":>24}')
+            for kern in kernels:
+                tag = kern.m["schedule"].replace(".yaml", "")
+                t = row[f"{tag}_graph_us"]
+                ratio = row["fla_graph_us"] / t if "fla_graph_us" in row else float("nan")
+                line += (f" | {tag} {t:8.2f} us {bytes_moved / t / 1e6:5.2f} TB/s "
+                         f"{100 * bytes_moved / t / 1e6 / (bw / 1e12):3.0f}% x{ratio:4.2f}"
+                         f" (flush {row[f'{tag}_flush_us']:.2f})")
+            print(line, flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": dev, "copy_bytes_per_s": bw, "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Run on the GPU machine from the repo root: builds kiln-gpu (no LLVM needed),
+# checks every compiled decode kernel against the golden reference on the CPU
+# test shapes and the bench shapes, runs compute-sanitizer on one, then times
+# ours beside FLA. Kernels come from `kiln compile --emit cubin` on a build
+# machine, under KERNELS (default .kiln-out/var) and SMALL (K=64/V=32 etc.).
+set -uo pipefail
+OUT=${OUT:-/tmp/kiln-out}
+KERNELS=${KERNELS:-.kiln-out/decode}
+SMALL=${SMALL:-.kiln-out/small}
+mkdir -p "$OUT"
+nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,driver_version --format=csv,noheader
+cmake -S . -B /tmp/kiln-rt -G Ninja -DKILN_RUNTIME_ONLY=ON -DCMAKE_BUILD_TYPE=Release >/dev/null &&
+  ninja -C /tmp/kiln-rt >/dev/null || { echo "kiln-gpu build failed"; exit 1; }
+RUN=/tmp/kiln-rt/bin/kiln-gpu
+fails=0
+check() { "$RUN" run "$@" >>"$OUT/golden.log" 2>&1 || { fails=$((fails+1)); echo "FAIL: $*"; tail -5 "$OUT/golden.log"; }; }
+for m in "$KERNELS"/*.json; do
+  for d in B=1,H=4,HV=8 B=3,H=16,HV=32 B=7,H=2,HV=2 B=7,H=4,HV=8; do check "$m" --dims $d --skip 0.3 --seed 7; done
+  check "$m" --dims B=7,H=4,HV=8 --saturate-gates
+  for hv in 4,8 16,32; do for b in 1 8 64 128 256 512; do
+    check "$m" --dims B=$b,H=${hv%,*},HV=${hv#*,} --seed $b; done; done
+done
+for m in "$SMALL"/*.json; do
+  for d in B=1,H=4,HV=8 B=3,H=16,HV=32 B=7,H=2,HV=2; do check "$m" --dims $d --skip 0.3; done
+done
+echo "golden checks: $(grep -c '^PASS' "$OUT/golden.log") passed, $fails failed"
+first=$(ls "$KERNELS"/*.json | head -1)
+compute-sanitizer --tool memcheck --error-exitcode 9 "$RUN" run "$first" --dims B=7,H=4,HV=8 --skip 0.3 >"$OUT/memcheck.log" 2>&1; echo "memcheck rc $? ($(grep -c 'ERROR SUMMARY: 0' "$OUT/memcheck.log") clean summaries)"
+compute-sanitizer --tool racecheck --error-exitcode 9 "$RUN" run "$first" --dims B=7,H=4,HV=8 --skip 0.3 >"$OUT/racecheck.log" 2>&1; echo "racecheck rc $? ($(grep -c '0 hazards' "$OUT/racecheck.log") clean summaries)"
+python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl 2>/dev/null; export PYTHONPATH=/tmp/site:bench
+PYTHONUNBUFFERED=1 FLA_PATH=.peer python3 bench/decode_bench.py "$KERNELS"/*.json --json "$OUT/decode.json" ${BATCHES:+--batches $BATCHES} 2>&1 | tee "$OUT/bench.log"

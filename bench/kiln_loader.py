@@ -1,0 +1,121 @@
+"""Launch a Kiln-compiled kernel (cubin + manifest) on torch tensors.
+
+`kiln compile OP.tile --schedule S.yaml --emit cubin -o NAME.cubin` writes
+NAME.cubin and NAME.json. This module loads them with the CUDA driver API
+(ctypes, no extra packages), checks every argument against the manifest and
+launches on torch's current stream, so a peer kernel and ours run and are
+timed in one process, CUDA graphs included.
+"""
+import ctypes
+import json
+import os
+
+import torch
+
+_DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16,
+           "f64": torch.float64, "i8": torch.int8, "i32": torch.int32, "i64": torch.int64}
+_cuda = None
+
+
+def _driver():
+    global _cuda
+    if _cuda is None:
+        _cuda = ctypes.CDLL("libcuda.so.1")
+    return _cuda
+
+
+def _check(rc, what):
+    if rc != 0:
+        name = ctypes.c_char_p()
+        _driver().cuGetErrorString(rc, ctypes.byref(name))
+        raise RuntimeError(f"{what} failed: {name.value.decode() if name.value else rc}")
+
+
+def _grid_extent(expr, dims):
+    if isinstance(expr, (int, float)):
+        return int(expr)
+    if isinstance(expr, str):
+        return dims[expr]
+    op, a, b = expr
+    a, b = _grid_extent(a, dims), _grid_extent(b, dims)
+    return {"add": a + b, "sub": a - b, "mul": a * b, "div": a // b,
+            "ceildiv": -(-a // b)}[op]
+
+
+class KilnKernel:
+    def __init__(self, manifest_path):
+        self.path = manifest_path
+        with open(manifest_path) as f:
+            self.m = json.load(f)
+        image_path = os.path.join(os.path.dirname(os.path.abspath(manifest_path)), self.m["image"])
+        with open(image_path, "rb") as f:
+            image = f.read()
+        if not image_path.endswith(".cubin"):
+            image += b"\0"
+        torch.cuda.init()
+        torch.zeros(1, device="cuda")  # makes the primary context current
+        cu = _driver()
+        self._image = ctypes.create_string_buffer(image, len(image))
+        self.module = ctypes.c_void_p()
+        _check(cu.cuModuleLoadData(ctypes.byref(self.module), self._image), "cuModuleLoadData")
+        self.function = ctypes.c_void_p()
+        _check(cu.cuModuleGetFunction(ctypes.byref(self.function), self.module,
+                                      self.m["entry"].encode()), "cuModuleGetFunction")
+        shared = self.m.get("dynamic_shared_bytes", 0)
+        if shared > 48 * 1024:
+            _check(cu.cuFuncSetAttribute(self.function, 8, ctypes.c_int(shared)),
+                   "cuFuncSetAttribute")
+        self.params = self.m["params"]
+        self.name = f'{self.m["entry"]}[{self.m["schedule"]}]'
+
+    def bind(self, args):
+        """Checks the arguments and solves the runtime dims, like the C++ runtime."""
+        if len(args) != len(self.params):
+            raise TypeError(f"{self.name} takes {len(self.params)} arguments, got {len(args)}")
+        dims = {}
+        for p, a in zip(self.params, args):
+            if p["kind"] != "view":
+                continue
+            where = f'{self.name}: argument {p["name"]}'
+            if not isinstance(a, torch.Tensor) or not a.is_cuda:
+                raise TypeError(f"{where} must be a CUDA tensor")
+            if a.dtype != _DTYPES[p["dtype"]]:
+                raise TypeError(f'{where} must be {p["dtype"]}, got {a.dtype}')
+            if not a.is_contiguous():
+                raise ValueError(f"{where} must be contiguous")
+            if a.data_ptr() % 16:
+                raise ValueError(f"{where} must be 16-byte aligned")
+            if a.dim() != len(p["shape"]):
+                raise ValueError(f'{where} has rank {a.dim()}, expected {len(p["shape"])}')
+            for d, (want, got) in enumerate(zip(p["shape"], a.shape)):
+                if isinstance(want, str):
+                    if dims.setdefault(want, got) != got:
+                        raise ValueError(f"{where} dim {d} ({want}) is {got}, "
+                                         f"but another argument gave {want} = {dims[want]}")
+                elif want != got:
+                    raise ValueError(f"{where} dim {d} is {got}, expected {want}")
+        return dims
+
+    def __call__(self, *args):
+        dims = self.bind(args)
+        grid = [_grid_extent(e, dims) for e in self.m["grid"]] + [1] * (3 - len(self.m["grid"]))
+        if min(grid) <= 0:
+            return
+        holders = [ctypes.c_int64(dims.get(n, 0)) for n in self.m["dims"]]
+        for p, a in zip(self.params, args):
+            if p["kind"] == "view":
+                holders.append(ctypes.c_void_p(a.data_ptr()))
+            elif p["dtype"] == "f32":
+                holders.append(ctypes.c_float(a))
+            elif p["dtype"] == "f64":
+                holders.append(ctypes.c_double(a))
+            elif p["dtype"] == "i32":
+                holders.append(ctypes.c_int32(a))
+            else:
+                holders.append(ctypes.c_int64(a))
+        params = (ctypes.c_void_p * len(holders))(*[ctypes.addressof(h) for h in holders])
+        stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+        _check(_driver().cuLaunchKernel(self.function, grid[0], grid[1], grid[2],
+                                        self.m["threads"], 1, 1,
+                                        self.m.get("dynamic_shared_bytes", 0), stream, params,
+                                        None), f"cuLaunchKernel({self.name})")

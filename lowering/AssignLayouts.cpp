@@ -1,0 +1,266 @@
+//===- AssignLayouts.cpp - choose a #tile.layout for every GPU tile -------===//
+//
+// Tiles joined by elementwise ops (and loop-carried ones) must share a layout;
+// reductions, broadcasts and unit reshapes relate the layouts of tiles of
+// different rank without moving data. We solve those relations: the largest
+// unconstrained tile takes the default layout, everything related to it is
+// derived, and the next largest follows. A relation that two choices cannot
+// both satisfy is reported on the op that joins them; Kiln never moves data
+// between layouts behind the user's back.
+//
+//===----------------------------------------------------------------------===//
+#include "dsl/TileDialect.h"
+#include "lowering/Layout.h"
+#include "lowering/Passes.h"
+
+#include "llvm/ADT/EquivalenceClasses.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_TILEASSIGNLAYOUTS
+#include "lowering/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::tile;
+
+namespace {
+
+bool isDistributed(Value v) {
+  auto t = dyn_cast<TileType>(v.getType());
+  return t && t.getRank() >= 1;
+}
+
+/// A derivation between two layout classes: `to`'s layout follows from
+/// `from`'s, and the other way round, by remapping `dims`.
+struct Relation {
+  Operation *op;
+  Value from, to;
+  /// to.dims[i] = from.dims[fromDim[i]], or (fromDim[i] < 0) a parent dim
+  /// `from` does not use (a new unit dim).
+  SmallVector<int64_t, 2> fromDim;
+};
+
+class LayoutSolver {
+public:
+  LayoutSolver(KernelOp kernel, int64_t warps) : kernel(kernel), warps(warps) {}
+  LogicalResult run();
+
+private:
+  KernelOp kernel;
+  int64_t warps;
+  llvm::EquivalenceClasses<Value> classes;
+  SmallVector<Value> values;
+  SmallVector<Relation> relations;
+  DenseMap<Value, LayoutAttr> chosen; // class leader -> layout
+
+  Value leader(Value v) { return classes.getLeaderValue(v); }
+  void join(Value a, Value b) {
+    if (isDistributed(a) && isDistributed(b))
+      classes.unionSets(a, b);
+  }
+  void collect(Operation *op);
+  LayoutAttr derive(const Relation &r, bool forward, LayoutAttr known);
+  LogicalResult set(Value v, LayoutAttr layout, Operation *why);
+};
+
+void LayoutSolver::collect(Operation *op) {
+  for (Value r : op->getResults())
+    if (isDistributed(r)) {
+      classes.insert(r);
+      values.push_back(r);
+    }
+  for (Region &region : op->getRegions())
+    for (Block &block : region)
+      for (BlockArgument arg : block.getArguments())
+        if (isDistributed(arg)) {
+          classes.insert(arg);
+          values.push_back(arg);
+        }
+  if (isa<AddOp, SubOp, MulOp, DivOp, RemOp, MaxOp, MinOp, AndOp, OrOp, CmpOp, NegOp, AbsOp,
+          ExpOp, LogOp, Log1pOp, SqrtOp, RsqrtOp, SigmoidOp, TanhOp, NotOp, SelectOp, CastOp>(op)) {
+    for (Value operand : op->getOperands())
+      join(operand, op->getResult(0));
+  } else if (auto forOp = dyn_cast<scf::ForOp>(op)) {
+    auto yield = cast<scf::YieldOp>(forOp.getBody()->getTerminator());
+    for (unsigned i = 0; i < forOp.getNumResults(); ++i) {
+      join(forOp.getInitArgs()[i], forOp.getRegionIterArgs()[i]);
+      join(forOp.getRegionIterArgs()[i], yield.getOperand(i));
+      join(yield.getOperand(i), forOp.getResult(i));
+    }
+  } else if (auto red = dyn_cast<ReduceOp>(op)) {
+    if (isDistributed(red.getResult())) {
+      Relation r{op, red.getInput(), red.getResult(), {}};
+      for (int64_t d = 0; d < red.getInput().getType().getRank(); ++d)
+        if (d != (int64_t)red.getAxis())
+          r.fromDim.push_back(d);
+      relations.push_back(r);
+    }
+  } else if (auto bc = dyn_cast<BroadcastOp>(op)) {
+    if (isDistributed(bc.getInput())) {
+      // The input is the output with its leading dims dropped.
+      int64_t inRank = bc.getInput().getType().getRank();
+      int64_t outRank = bc.getResult().getType().getRank();
+      Relation r{op, bc.getResult(), bc.getInput(), {}};
+      for (int64_t d = 0; d < inRank; ++d)
+        r.fromDim.push_back(outRank - inRank + d);
+      relations.push_back(r);
+    }
+  } else if (auto rs = dyn_cast<ReshapeOp>(op)) {
+    // Only unit dims may come or go: the non-unit dims keep their order.
+    ArrayRef<int64_t> in = rs.getInput().getType().getShape();
+    ArrayRef<int64_t> out = rs.getResult().getType().getShape();
+    Relation r{op, rs.getInput(), rs.getResult(), {}};
+    unsigned j = 0;
+    for (int64_t extent : out) {
+      while (j < in.size() && in[j] == 1 && extent != 1)
+        ++j;
+      if (extent == 1 && (j >= in.size() || in[j] != 1)) {
+        r.fromDim.push_back(-1);
+        continue;
+      }
+      r.fromDim.push_back(j < in.size() ? (int64_t)j++ : -1);
+    }
+    if (isDistributed(rs.getInput()) && isDistributed(rs.getResult()))
+      relations.push_back(r);
+  }
+  for (Region &region : op->getRegions())
+    for (Block &block : region)
+      for (Operation &inner : block)
+        collect(&inner);
+}
+
+LayoutAttr LayoutSolver::derive(const Relation &r, bool forward, LayoutAttr known) {
+  ArrayRef<int64_t> dims = known.getDims();
+  SmallVector<int64_t, 2> out;
+  if (forward) {
+    // to.dims[i] = from.dims[fromDim[i]]; a new dim takes an unused parent dim.
+    SmallVector<bool, 2> used(known.getSize().size(), false);
+    for (int64_t f : r.fromDim)
+      if (f >= 0 && f < (int64_t)dims.size())
+        used[dims[f]] = true;
+    for (int64_t f : r.fromDim) {
+      if (f >= 0 && f < (int64_t)dims.size()) {
+        out.push_back(dims[f]);
+        continue;
+      }
+      auto free = llvm::find(used, false);
+      if (free == used.end())
+        return {};
+      *free = true;
+      out.push_back(free - used.begin());
+    }
+  } else {
+    // from.dims[fromDim[i]] = to.dims[i]; dims of `from` that `to` dropped
+    // take the remaining parent dims in order.
+    int64_t fromRank = cast<TileType>(r.from.getType()).getRank();
+    out.assign(fromRank, -1);
+    SmallVector<bool, 2> used(known.getSize().size(), false);
+    for (auto [i, f] : llvm::enumerate(r.fromDim))
+      if (f >= 0) {
+        out[f] = dims[i];
+        used[dims[i]] = true;
+      }
+    for (int64_t &d : out)
+      if (d < 0) {
+        auto free = llvm::find(used, false);
+        if (free == used.end())
+          return {};
+        *free = true;
+        d = free - used.begin();
+      }
+  }
+  return LayoutAttr::get(known.getContext(), known.getSize(), known.getLanes(), known.getWarps(),
+                         out);
+}
+
+LogicalResult LayoutSolver::set(Value v, LayoutAttr layout, Operation *why) {
+  Value l = leader(v);
+  auto it = chosen.find(l);
+  if (it == chosen.end()) {
+    chosen[l] = layout;
+    return success();
+  }
+  if (it->second == layout)
+    return success();
+  return why->emitOpError("joins tiles whose layouts disagree: ")
+         << it->second << " and " << layout
+         << "; give the tiles one layout in the schedule (converting between layouts is not "
+            "supported yet)";
+}
+
+LogicalResult LayoutSolver::run() {
+  for (Operation &op : kernel.getBody().front())
+    collect(&op);
+  auto numel = [](Value v) {
+    int64_t n = 1;
+    for (int64_t e : cast<TileType>(v.getType()).getShape())
+      n *= e;
+    return std::make_pair((int64_t)cast<TileType>(v.getType()).getRank(), n);
+  };
+  while (true) {
+    // Propagate along relations until nothing changes.
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      for (const Relation &r : relations) {
+        bool hasFrom = chosen.count(leader(r.from)), hasTo = chosen.count(leader(r.to));
+        if (hasFrom == hasTo) {
+          if (hasFrom) {
+            LayoutAttr want = derive(r, true, chosen[leader(r.from)]);
+            if (!want)
+              return r.op->emitOpError("has no layout that relates its operand and result");
+            if (failed(set(r.to, want, r.op)))
+              return failure();
+          }
+          continue;
+        }
+        LayoutAttr l = hasFrom ? derive(r, true, chosen[leader(r.from)])
+                               : derive(r, false, chosen[leader(r.to)]);
+        if (!l)
+          return r.op->emitOpError("has no layout that relates its operand and result");
+        if (failed(set(hasFrom ? r.to : r.from, l, r.op)))
+          return failure();
+        changed = true;
+      }
+    }
+    // The largest tile still without a layout takes the default.
+    Value biggest;
+    for (Value v : values)
+      if (!chosen.count(leader(v)) && (!biggest || numel(v) > numel(biggest)))
+        biggest = v;
+    if (!biggest)
+      break;
+    unsigned bytes = 0;
+    for (Value v : values)
+      if (leader(v) == leader(biggest))
+        bytes = std::max(bytes, cast<TileType>(v.getType()).getElementType().getIntOrFloatBitWidth() / 8);
+    auto t = cast<TileType>(biggest.getType());
+    chosen[leader(biggest)] = defaultLayout(kernel.getContext(), t.getShape(), bytes, warps);
+  }
+  // Record the choice on every op that makes a tile, and check it fits.
+  for (Value v : values) {
+    LayoutAttr layout = chosen[leader(v)];
+    TileLayout tl = TileLayout::get(layout, cast<TileType>(v.getType()).getShape());
+    Operation *owner = v.getDefiningOp() ? v.getDefiningOp() : v.getParentBlock()->getParentOp();
+    if (auto why = tl.mismatch())
+      return owner->emitOpError("cannot use layout ") << layout << ": " << *why;
+    if (v.getDefiningOp() && v.getDefiningOp()->getNumResults() == 1)
+      v.getDefiningOp()->setAttr(kLayoutAttr, layout);
+  }
+  return success();
+}
+
+struct TileAssignLayouts : kiln::impl::TileAssignLayoutsBase<TileAssignLayouts> {
+  void runOnOperation() override {
+    for (KernelOp kernel : getOperation().getOps<KernelOp>()) {
+      auto schedule = kernel.getScheduleAttr();
+      if (!schedule)
+        continue;
+      if (failed(LayoutSolver(kernel, schedule.getWarps()).run()))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace

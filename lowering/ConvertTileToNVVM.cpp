@@ -1,0 +1,697 @@
+//===- ConvertTileToNVVM.cpp - tile kernels to NVVM kernels ---------------===//
+//
+// The GPU path. Each tile.kernel becomes an llvm.func marked nvvm.kernel that
+// one CTA runs per grid point. Every tile lives in registers, spread over the
+// CTA's threads as its #tile.layout says (tile-assign-layouts chose it): a
+// tile becomes the list of scalar SSA values this thread holds, so register
+// arrays are never indexed at run time. Views become global pointers indexed
+// row-major from the runtime dims; loads and stores along a contiguous dim
+// move up to 16 bytes per access. Reductions combine a thread's registers,
+// then lanes by butterfly shuffles, then warps through shared memory.
+//
+//===----------------------------------------------------------------------===//
+#include "dsl/TileDialect.h"
+#include "lowering/Layout.h"
+#include "lowering/Passes.h"
+#include "lowering/ScalarCodegen.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_CONVERTTILETONVVM
+#include "lowering/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::tile;
+
+namespace {
+
+using Regs = SmallVector<Value, 8>;
+
+/// A view argument: its global pointer, dims and row-major strides.
+struct ViewInfo {
+  Value ptr;
+  SmallVector<Value> dims, strides;
+  ViewType type;
+  bool readOnly = false;
+};
+
+class GpuKernelLowering {
+public:
+  GpuKernelLowering(KernelOp kernel, ModuleOp module)
+      : kernel(kernel), module(module), b(kernel), schedule(kernel.getScheduleAttr()) {}
+  LogicalResult run();
+
+private:
+  KernelOp kernel;
+  ModuleOp module;
+  OpBuilder b;
+  ScheduleAttr schedule;
+  IRMapping map;                 // non-tile values to their copies
+  DenseMap<Value, Regs> regs;    // tile values to this thread's registers
+  DenseMap<Value, ViewInfo> views;
+  Value lane, warp;              // index
+  unsigned scratchCount = 0;
+
+  Location loc() { return kernel.getLoc(); }
+  Value cIndex(int64_t v) { return arith::ConstantIndexOp::create(b, loc(), v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc(), x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc(), x, y); }
+  Value eq(Value x, int64_t v) {
+    return arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::eq, x, cIndex(v));
+  }
+  Value andOf(Value x, Value y) { return x ? arith::AndIOp::create(b, loc(), x, y).getResult() : y; }
+  int64_t numWarps() { return schedule.getWarps(); }
+
+  /// Layout of a tile value (from its op, or for loop-carried values, from
+  /// the value that initialises them).
+  TileLayout layoutOf(Value v);
+  Value laneCoord(const TileLayout &l, unsigned p);
+  Value warpCoord(const TileLayout &l, unsigned p);
+  /// This thread's first element along tile dim d.
+  Value threadBase(const TileLayout &l, unsigned d);
+  /// True in the one thread of each group holding copies of the same
+  /// elements; null when no thread holds a copy.
+  Value ownerPredicate(const TileLayout &l);
+
+  LogicalResult lowerBlock(Block &block);
+  LogicalResult lowerOp(Operation *op);
+  LogicalResult lowerFor(scf::ForOp op);
+  LogicalResult lowerIf(scf::IfOp op);
+  LogicalResult lowerProgramIds(ProgramIdsOp op);
+  LogicalResult lowerAccess(Operation *op, Value view, ValueRange indices, ArrayRef<int64_t> window,
+                            ArrayRef<int64_t> keep, bool masked, Value tile, bool isLoad,
+                            double other);
+  LogicalResult lowerReduce(ReduceOp op);
+  /// A fresh shared-memory array of `count` elements; returns its address.
+  Value scratchBuffer(Type elem, int64_t count);
+};
+
+TileLayout GpuKernelLowering::layoutOf(Value v) {
+  auto shape = cast<TileType>(v.getType()).getShape();
+  Operation *def = v.getDefiningOp();
+  if (def)
+    if (auto attr = def->getAttrOfType<LayoutAttr>(kLayoutAttr))
+      return TileLayout::get(attr, shape);
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    if (auto forOp = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp()))
+      return layoutOf(forOp.getInitArgs()[arg.getArgNumber() - 1]);
+  if (auto res = dyn_cast<OpResult>(v))
+    if (auto forOp = dyn_cast<scf::ForOp>(res.getOwner()))
+      return layoutOf(forOp.getInitArgs()[res.getResultNumber()]);
+  llvm_unreachable("tile without a layout: run tile-assign-layouts first");
+}
+
+Value GpuKernelLowering::laneCoord(const TileLayout &l, unsigned p) {
+  if (l.lanes[p] == 1)
+    return cIndex(0);
+  Value q = arith::DivUIOp::create(b, loc(), lane, cIndex(l.laneStride(p)));
+  return arith::RemUIOp::create(b, loc(), q, cIndex(l.lanes[p]));
+}
+
+Value GpuKernelLowering::warpCoord(const TileLayout &l, unsigned p) {
+  if (l.warps[p] == 1)
+    return cIndex(0);
+  Value q = arith::DivUIOp::create(b, loc(), warp, cIndex(l.warpStride(p)));
+  return arith::RemUIOp::create(b, loc(), q, cIndex(l.warps[p]));
+}
+
+Value GpuKernelLowering::threadBase(const TileLayout &l, unsigned d) {
+  if (l.isUnit(d))
+    return cIndex(0);
+  unsigned p = l.dims[d];
+  return add(mul(laneCoord(l, p), cIndex(l.size[p])),
+             mul(warpCoord(l, p), cIndex(l.size[p] * l.lanes[p])));
+}
+
+Value GpuKernelLowering::ownerPredicate(const TileLayout &l) {
+  Value pred;
+  if (l.laneCount() < 32)
+    pred = andOf(pred, arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult, lane,
+                                             cIndex(l.laneCount())));
+  if (l.warpCount() < numWarps())
+    pred = andOf(pred, arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult, warp,
+                                             cIndex(l.warpCount())));
+  for (unsigned p : l.replicatedParentDims()) {
+    if (l.lanes[p] > 1)
+      pred = andOf(pred, eq(laneCoord(l, p), 0));
+    if (l.warps[p] > 1)
+      pred = andOf(pred, eq(warpCoord(l, p), 0));
+  }
+  return pred;
+}
+
+Value GpuKernelLowering::scratchBuffer(Type elem, int64_t count) {
+  OpBuilder::InsertPoint saved = b.saveInsertionPoint();
+  b.setInsertionPointToStart(module.getBody());
+  std::string name = "__kiln_scratch_" + std::to_string(scratchCount++);
+  auto arrayType = LLVM::LLVMArrayType::get(elem, count);
+  LLVM::GlobalOp::create(b, loc(), arrayType, /*isConstant=*/false, LLVM::Linkage::Internal, name,
+                         Attribute(), /*alignment=*/16, /*addrSpace=*/3);
+  b.restoreInsertionPoint(saved);
+  auto ptr3 = LLVM::LLVMPointerType::get(b.getContext(), 3);
+  return LLVM::AddressOfOp::create(b, loc(), ptr3, name);
+}
+
+LogicalResult GpuKernelLowering::lowerProgramIds(ProgramIdsOp op) {
+  unsigned n = op.getIds().size();
+  if (n > 3)
+    return op.emitOpError("has ") << n << " grid axes; a CUDA grid has at most 3";
+  SmallVector<int64_t> order;
+  if (auto attr = op->getAttrOfType<DenseI64ArrayAttr>("order"))
+    order.assign(attr.asArrayRef().begin(), attr.asArrayRef().end());
+  else
+    for (unsigned i = 0; i < n; ++i)
+      order.push_back(i);
+  Type i32 = b.getI32Type();
+  for (auto [slot, axis] : llvm::enumerate(order)) {
+    Value id = slot == 0   ? (Value)NVVM::BlockIdXOp::create(b, loc(), i32)
+               : slot == 1 ? (Value)NVVM::BlockIdYOp::create(b, loc(), i32)
+                           : (Value)NVVM::BlockIdZOp::create(b, loc(), i32);
+    map.map(op.getIds()[axis], arith::IndexCastUIOp::create(b, loc(), b.getIndexType(), id));
+  }
+  return success();
+}
+
+/// Whether `v` is provably a multiple of `n` (constants, and products or
+/// sums of such).
+static bool knownMultipleOf(Value v, int64_t n) {
+  if (n <= 1)
+    return true;
+  if (auto c = v.getDefiningOp<arith::ConstantIndexOp>())
+    return c.value() % n == 0;
+  if (auto m = v.getDefiningOp<arith::MulIOp>())
+    return knownMultipleOf(m.getLhs(), n) || knownMultipleOf(m.getRhs(), n);
+  if (auto a = v.getDefiningOp<arith::AddIOp>())
+    return knownMultipleOf(a.getLhs(), n) && knownMultipleOf(a.getRhs(), n);
+  return false;
+}
+
+LogicalResult GpuKernelLowering::lowerAccess(Operation *op, Value view, ValueRange indices,
+                                             ArrayRef<int64_t> window, ArrayRef<int64_t> keep,
+                                             bool masked, Value tile, bool isLoad, double other) {
+  ViewInfo &vi = views[view];
+  auto tileType = cast<TileType>(tile.getType());
+  Type elem = tileType.getElementType();
+  unsigned elemBytes = std::max(1u, elem.getIntOrFloatBitWidth() / 8);
+  Type ptrType = vi.ptr.getType();
+  SmallVector<Value> starts;
+  for (Value i : indices)
+    starts.push_back(map.lookup(i));
+  auto gep = [&](Value offset) {
+    Value off64 = arith::IndexCastOp::create(b, loc(), b.getI64Type(), offset);
+    return LLVM::GEPOp::create(b, loc(), ptrType, elem, vi.ptr, ValueRange{off64});
+  };
+
+  if (tileType.getRank() == 0) {
+    Value offset = cIndex(0);
+    for (unsigned d = 0; d < starts.size(); ++d)
+      offset = add(offset, mul(starts[d], vi.strides[d]));
+    if (isLoad) {
+      Value v = LLVM::LoadOp::create(b, loc(), elem, gep(offset), elemBytes, false, false,
+                                     vi.readOnly);
+      regs[tile] = {v};
+    } else {
+      Value tid0 = andOf(eq(lane, 0), eq(warp, 0));
+      auto ifOp = scf::IfOp::create(b, loc(), TypeRange{}, tid0, false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+      LLVM::StoreOp::create(b, loc(), regs[tile][0], gep(offset), elemBytes);
+    }
+    return success();
+  }
+
+  TileLayout l = layoutOf(tile);
+  unsigned rank = l.shape.size();
+  // Thread-dependent part of the offset, computed once.
+  Value base = cIndex(0);
+  SmallVector<Value> coordBase(rank);
+  for (unsigned d = 0; d < starts.size(); ++d) {
+    Value idx = starts[d];
+    auto pos = llvm::find(keep, (int64_t)d);
+    if (pos != keep.end()) {
+      unsigned td = pos - keep.begin();
+      coordBase[td] = add(idx, threadBase(l, td));
+      idx = coordBase[td];
+    }
+    base = add(base, mul(idx, vi.strides[d]));
+  }
+  // Vector width along the last tile dim when it is the view's contiguous
+  // dim and every vector start is provably aligned.
+  int64_t vec = 1;
+  unsigned last = rank - 1;
+  if (!masked && !l.isUnit(last) && keep[last] == (int64_t)vi.type.getRank() - 1) {
+    int64_t innermost = vi.type.getShape().back();
+    vec = std::min<int64_t>(l.size[l.dims[last]], 16 / elemBytes);
+    while (vec > 1 && (ShapedType::isDynamic(innermost) || innermost % vec != 0 ||
+                       !knownMultipleOf(starts[keep[last]], vec)))
+      vec /= 2;
+  }
+  Value pred = isLoad ? Value() : ownerPredicate(l);
+  scf::IfOp guardIf;
+  OpBuilder::InsertionGuard guard(b);
+  if (pred) {
+    guardIf = scf::IfOp::create(b, loc(), TypeRange{}, pred, false);
+    b.setInsertionPoint(guardIf.thenBlock()->getTerminator());
+  }
+  Regs result(l.numRegs());
+  Regs &values = isLoad ? result : regs[tile];
+  for (int64_t r = 0; r < l.numRegs(); ++r) {
+    SmallVector<int64_t, 2> ri = l.regIndex(r);
+    if (ri[last] % vec != 0)
+      continue; // inside a vector started earlier
+    Value offset = base;
+    Value inBounds;
+    for (unsigned td = 0; td < rank; ++td) {
+      int64_t c = l.constOffset(td, ri[td]);
+      unsigned vd = keep[td];
+      if (c != 0)
+        offset = add(offset, mul(cIndex(c), vi.strides[vd]));
+      if (masked) {
+        Value coord = add(coordBase[td], cIndex(c));
+        inBounds = andOf(inBounds, arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult, coord,
+                                                         vi.dims[vd]));
+      }
+    }
+    Value ptr = gep(offset);
+    if (vec > 1) {
+      auto vecType = VectorType::get({vec}, elem);
+      if (isLoad) {
+        Value v = LLVM::LoadOp::create(b, loc(), vecType, ptr, vec * elemBytes, false, false,
+                                       vi.readOnly);
+        for (int64_t e = 0; e < vec; ++e) {
+          Value idx = LLVM::ConstantOp::create(b, loc(), b.getI32Type(), e);
+          result[r + e] = LLVM::ExtractElementOp::create(b, loc(), v, idx);
+        }
+      } else {
+        Value v = LLVM::PoisonOp::create(b, loc(), vecType);
+        for (int64_t e = 0; e < vec; ++e) {
+          Value idx = LLVM::ConstantOp::create(b, loc(), b.getI32Type(), e);
+          v = LLVM::InsertElementOp::create(b, loc(), v, values[r + e], idx);
+        }
+        LLVM::StoreOp::create(b, loc(), v, ptr, vec * elemBytes);
+      }
+      continue;
+    }
+    if (isLoad) {
+      if (inBounds) {
+        auto ifOp = scf::IfOp::create(b, loc(), TypeRange{elem}, inBounds, true);
+        OpBuilder tb = ifOp.getThenBodyBuilder();
+        Value v = LLVM::LoadOp::create(tb, loc(), elem, ptr, elemBytes, false, false, vi.readOnly);
+        scf::YieldOp::create(tb, loc(), ValueRange{v});
+        OpBuilder eb = ifOp.getElseBodyBuilder();
+        scf::YieldOp::create(eb, loc(), ValueRange{scalarConstant(eb, loc(), elem, other)});
+        result[r] = ifOp.getResult(0);
+      } else {
+        result[r] = LLVM::LoadOp::create(b, loc(), elem, ptr, elemBytes, false, false, vi.readOnly);
+      }
+    } else if (inBounds) {
+      auto ifOp = scf::IfOp::create(b, loc(), TypeRange{}, inBounds, false);
+      OpBuilder tb = ifOp.getThenBodyBuilder();
+      LLVM::StoreOp::create(tb, loc(), values[r], ptr, elemBytes);
+    } else {
+      LLVM::StoreOp::create(b, loc(), values[r], ptr, elemBytes);
+    }
+  }
+  if (isLoad)
+    regs[tile] = result;
+  (void)op;
+  return success();
+}
+
+LogicalResult GpuKernelLowering::lowerReduce(ReduceOp op) {
+  TileLayout in = layoutOf(op.getInput());
+  unsigned axis = op.getAxis();
+  Type elem = cast<TileType>(op.getResult().getType()).getElementType();
+  ReduceKind kind = op.getKind();
+  const Regs &x = regs[op.getInput()];
+  bool scalarResult = cast<TileType>(op.getResult().getType()).getRank() == 0;
+  TileLayout out = scalarResult ? TileLayout() : layoutOf(op.getResult());
+  int64_t numOut = scalarResult ? 1 : out.numRegs();
+  // 1. In-thread, in register order.
+  Regs partial(numOut);
+  for (int64_t r = 0; r < in.numRegs(); ++r) {
+    SmallVector<int64_t, 2> ri = in.regIndex(r);
+    SmallVector<int64_t, 2> oi(ri);
+    oi.erase(oi.begin() + axis);
+    int64_t o = scalarResult ? 0 : out.regNumber(oi);
+    partial[o] = partial[o] ? reduceCombine(b, loc(), kind, partial[o], x[r]) : x[r];
+  }
+  if (!in.isUnit(axis)) {
+    unsigned p = in.dims[axis];
+    // 2. Across the lanes along the axis: butterfly, so every lane ends with
+    // the combined value.
+    Type i32 = b.getI32Type();
+    Value full = LLVM::ConstantOp::create(b, loc(), i32, -1);
+    Value clamp = LLVM::ConstantOp::create(b, loc(), i32, 0x1f);
+    for (int64_t step = 1; step < in.lanes[p]; step *= 2) {
+      Value offset = LLVM::ConstantOp::create(b, loc(), i32, step * in.laneStride(p));
+      for (Value &v : partial) {
+        Value other = NVVM::ShflOp::create(b, loc(), elem, full, v, offset, clamp,
+                                           NVVM::ShflKind::bfly, UnitAttr());
+        v = reduceCombine(b, loc(), kind, v, other);
+      }
+    }
+    // 3. Across warps along the axis, through shared memory.
+    if (in.warps[p] > 1) {
+      Value scratch = scratchBuffer(elem, numWarps() * numOut);
+      auto ptr3 = scratch.getType();
+      unsigned bytes = elem.getIntOrFloatBitWidth() / 8;
+      auto slot = [&](Value w, int64_t r) {
+        Value i = add(mul(w, cIndex(numOut)), cIndex(r));
+        Value i64 = arith::IndexCastOp::create(b, loc(), b.getI64Type(), i);
+        return LLVM::GEPOp::create(b, loc(), ptr3, elem, scratch, ValueRange{i64});
+      };
+      for (int64_t r = 0; r < numOut; ++r)
+        LLVM::StoreOp::create(b, loc(), partial[r], slot(warp, r), bytes);
+      NVVM::Barrier0Op::create(b, loc());
+      Value mine = warpCoord(in, p);
+      Value stride = cIndex(in.warpStride(p));
+      // The first warp of this thread's group along p.
+      Value first = arith::SubIOp::create(b, loc(), warp, mul(mine, stride));
+      for (int64_t r = 0; r < numOut; ++r) {
+        Value acc;
+        for (int64_t j = 0; j < in.warps[p]; ++j) {
+          Value w = add(first, cIndex(j * in.warpStride(p)));
+          Value v = LLVM::LoadOp::create(b, loc(), elem, slot(w, r), bytes);
+          acc = acc ? reduceCombine(b, loc(), kind, acc, v) : v;
+        }
+        partial[r] = acc;
+      }
+      // The scratch may be reused when this op runs again (a loop).
+      NVVM::Barrier0Op::create(b, loc());
+    }
+  }
+  regs[op.getResult()] = partial;
+  return success();
+}
+
+LogicalResult GpuKernelLowering::lowerFor(scf::ForOp op) {
+  // Loop-carried tiles travel as their registers, flattened into iter_args.
+  SmallVector<Value> inits;
+  SmallVector<unsigned> counts;
+  for (Value init : op.getInitArgs()) {
+    if (isa<TileType>(init.getType())) {
+      const Regs &r = regs[init];
+      inits.append(r.begin(), r.end());
+      counts.push_back(r.size());
+    } else {
+      inits.push_back(map.lookup(init));
+      counts.push_back(0);
+    }
+  }
+  auto loop = scf::ForOp::create(b, loc(), map.lookup(op.getLowerBound()),
+                                 map.lookup(op.getUpperBound()), map.lookup(op.getStep()), inits);
+  map.map(op.getInductionVar(), loop.getInductionVar());
+  auto bindRange = [&](ValueRange from, ValueRange to) {
+    unsigned k = 0;
+    for (auto [i, v] : llvm::enumerate(from)) {
+      if (counts[i]) {
+        regs[v] = Regs(to.begin() + k, to.begin() + k + counts[i]);
+        k += counts[i];
+      } else {
+        map.map(v, to[k++]);
+      }
+    }
+  };
+  bindRange(op.getRegionIterArgs(), loop.getRegionIterArgs());
+  {
+    OpBuilder::InsertionGuard guard(b);
+    Block *body = loop.getBody();
+    if (body->mightHaveTerminator())
+      body->getTerminator()->erase();
+    b.setInsertionPointToEnd(body);
+    for (Operation &inner : op.getBody()->without_terminator())
+      if (failed(lowerOp(&inner)))
+        return failure();
+    SmallVector<Value> yields;
+    for (Value v : op.getBody()->getTerminator()->getOperands()) {
+      if (isa<TileType>(v.getType()))
+        yields.append(regs[v].begin(), regs[v].end());
+      else
+        yields.push_back(map.lookup(v));
+    }
+    scf::YieldOp::create(b, loc(), yields);
+  }
+  bindRange(op.getResults(), loop.getResults());
+  return success();
+}
+
+LogicalResult GpuKernelLowering::lowerIf(scf::IfOp op) {
+  if (op.getNumResults() != 0)
+    return op.emitOpError("with results is not supported in tile kernels yet");
+  bool hasElse = !op.getElseRegion().empty();
+  auto newIf = scf::IfOp::create(b, loc(), TypeRange{}, map.lookup(op.getCondition()), hasElse);
+  OpBuilder::InsertionGuard guard(b);
+  for (auto [from, to] : {std::pair{&op.getThenRegion(), &newIf.getThenRegion()},
+                          std::pair{&op.getElseRegion(), &newIf.getElseRegion()}}) {
+    if (from->empty())
+      continue;
+    b.setInsertionPoint(to->front().getTerminator());
+    for (Operation &inner : from->front().without_terminator())
+      if (failed(lowerOp(&inner)))
+        return failure();
+  }
+  return success();
+}
+
+LogicalResult GpuKernelLowering::lowerOp(Operation *op) {
+  Location l = loc();
+  if (auto forOp = dyn_cast<scf::ForOp>(op))
+    return lowerFor(forOp);
+  if (auto ifOp = dyn_cast<scf::IfOp>(op))
+    return lowerIf(ifOp);
+  if (auto ids = dyn_cast<ProgramIdsOp>(op))
+    return lowerProgramIds(ids);
+  if (isa<ReturnOp>(op))
+    return success();
+  if (op->getDialect() != kernel->getDialect()) {
+    if (op->getNumRegions() != 0)
+      return op->emitOpError("with regions is not supported inside tile kernels");
+    b.clone(*op, map);
+    return success();
+  }
+
+  Value result = op->getNumResults() == 1 && isa<TileType>(op->getResult(0).getType())
+                     ? op->getResult(0)
+                     : Value();
+  int64_t n = 1;
+  if (result && cast<TileType>(result.getType()).getRank() > 0)
+    n = layoutOf(result).numRegs();
+  auto elemOf = [](Value v) { return cast<TileType>(v.getType()).getElementType(); };
+  auto each = [&](function_ref<Value(int64_t)> fn) {
+    Regs out(n);
+    for (int64_t r = 0; r < n; ++r)
+      out[r] = fn(r);
+    regs[result] = out;
+  };
+
+  return TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](LoadOp load) {
+        return lowerAccess(op, load.getView(), load.getIndices(), load.getWindow(), load.getKeep(),
+                           load.getMasked(), load.getResult(), /*isLoad=*/true,
+                           load.getOther() ? load.getOther()->convertToDouble() : 0.0);
+      })
+      .Case([&](StoreOp store) {
+        return lowerAccess(op, store.getView(), store.getIndices(), store.getWindow(),
+                           store.getKeep(), store.getMasked(), store.getValue(), /*isLoad=*/false,
+                           0.0);
+      })
+      .Case([&](ConstantOp c) {
+        Value v = arith::ConstantOp::create(b, l, c.getValue());
+        each([&](int64_t) { return v; });
+        return success();
+      })
+      .Case([&](IotaOp iota) {
+        TileLayout tl = layoutOf(result);
+        Value base = threadBase(tl, 0);
+        Type elem = elemOf(result);
+        each([&](int64_t r) -> Value {
+          Value idx = add(base, cIndex(tl.constOffset(0, tl.regIndex(r)[0])));
+          return arith::IndexCastOp::create(b, l, elem, idx);
+        });
+        return success();
+      })
+      .Case([&](FromIndexOp fi) {
+        Type elem = elemOf(result);
+        Value v = map.lookup(fi.getInput());
+        Value asInt =
+            arith::IndexCastOp::create(b, l, isa<FloatType>(elem) ? b.getI64Type() : elem, v);
+        regs[result] = {scalarCast(b, l, asInt, elem)};
+        return success();
+      })
+      .Case([&](SplatOp sp) {
+        Value v = map.lookup(sp.getInput());
+        each([&](int64_t) { return v; });
+        return success();
+      })
+      .Case([&](ToIndexOp ti) {
+        Value v = regs[ti.getInput()][0];
+        Value idx = v.getType().isInteger(1)
+                        ? arith::IndexCastUIOp::create(b, l, b.getIndexType(), v).getResult()
+                        : arith::IndexCastOp::create(b, l, b.getIndexType(), v).getResult();
+        map.map(ti.getResult(), idx);
+        return success();
+      })
+      .Case<AddOp, SubOp, MulOp, DivOp, RemOp, MaxOp, MinOp, AndOp, OrOp, CmpOp>([&](Operation *) {
+        const Regs &x = regs[op->getOperand(0)], &y = regs[op->getOperand(1)];
+        each([&](int64_t r) { return scalarBinary(b, l, op, x[r], y[r]); });
+        return success();
+      })
+      .Case<NegOp, AbsOp, ExpOp, LogOp, Log1pOp, SqrtOp, RsqrtOp, SigmoidOp, TanhOp, NotOp>(
+          [&](Operation *) {
+            const Regs &x = regs[op->getOperand(0)];
+            each([&](int64_t r) { return scalarUnary(b, l, op, x[r], MathFlavor::Nvvm); });
+            return success();
+          })
+      .Case([&](SelectOp s) {
+        const Regs &c = regs[s.getCond()], &x = regs[s.getLhs()], &y = regs[s.getRhs()];
+        each([&](int64_t r) { return (Value)arith::SelectOp::create(b, l, c[r], x[r], y[r]); });
+        return success();
+      })
+      .Case([&](CastOp c) {
+        const Regs &x = regs[c.getInput()];
+        Type to = elemOf(result);
+        each([&](int64_t r) { return scalarCast(b, l, x[r], to); });
+        return success();
+      })
+      .Case([&](BroadcastOp bc) {
+        const Regs &x = regs[bc.getInput()];
+        auto inType = bc.getInput().getType();
+        if (inType.getRank() == 0) {
+          each([&](int64_t) { return x[0]; });
+          return success();
+        }
+        TileLayout to = layoutOf(result), from = layoutOf(bc.getInput());
+        unsigned offset = to.shape.size() - from.shape.size();
+        each([&](int64_t r) {
+          SmallVector<int64_t, 2> ri = to.regIndex(r), fi;
+          for (unsigned d = 0; d < from.shape.size(); ++d)
+            fi.push_back(from.isUnit(d) ? 0 : ri[d + offset]);
+          return x[from.regNumber(fi)];
+        });
+        return success();
+      })
+      .Case([&](ReshapeOp rs) {
+        // Only unit dims come or go (tile-assign-layouts checked): the
+        // registers keep their order.
+        regs[result] = regs[rs.getInput()];
+        return success();
+      })
+      .Case([&](ReduceOp red) { return lowerReduce(red); })
+      .Default([&](Operation *) {
+        return op->emitOpError("has no GPU lowering yet");
+      });
+}
+
+LogicalResult GpuKernelLowering::run() {
+  MLIRContext *ctx = kernel.getContext();
+  FunctionType type = kernel.getFunctionType();
+  auto ptr1 = LLVM::LLVMPointerType::get(ctx, 1);
+  SmallVector<Type> argTypes;
+  for (Type t : type.getInputs()) {
+    if (isa<ViewType>(t))
+      argTypes.push_back(ptr1);
+    else if (isa<IndexType>(t))
+      argTypes.push_back(b.getI64Type());
+    else
+      argTypes.push_back(t);
+  }
+  auto fnType = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), argTypes);
+  auto func = LLVM::LLVMFuncOp::create(b, loc(), kernel.getSymName(), fnType);
+  int64_t threads = numWarps() * 32;
+  func->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  func->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
+                b.getDenseI32ArrayAttr({(int32_t)threads, 1, 1}));
+  // One role over the whole CTA: its register budget caps every thread.
+  ArrayRef<Attribute> roles = schedule.getRoles().getValue();
+  if (roles.size() == 1)
+    func->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
+                  b.getI32IntegerAttr(cast<RoleAttr>(roles[0]).getRegs()));
+  else if (roles.size() > 1)
+    return kernel.emitOpError("is scheduled with ")
+           << roles.size()
+           << " warp roles; warp-specialised lowering (producer / consumer roles, TMA "
+              "pipelines) to NVVM is not built yet: use a schedule with one role";
+
+  Block *entry = func.addEntryBlock(b);
+  b.setInsertionPointToEnd(entry);
+  auto ret = LLVM::ReturnOp::create(b, loc(), ValueRange{});
+  b.setInsertionPoint(ret);
+
+  Block &body = kernel.getBody().front();
+  for (auto [i, from] : llvm::enumerate(body.getArguments())) {
+    Value to = entry->getArgument(i);
+    if (isa<IndexType>(from.getType()))
+      to = arith::IndexCastOp::create(b, loc(), b.getIndexType(), to);
+    map.map(from, to);
+    if (auto view = dyn_cast<ViewType>(from.getType())) {
+      StringAttr access = kernel.getArgAttrOfType<StringAttr>(i, kAccessAttr);
+      bool readOnly = access && access.getValue() == "in";
+      // Views never overlap (documented): lets loads of inputs use the
+      // read-only data path and reorder around stores.
+      func.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(), b.getUnitAttr());
+      if (readOnly)
+        func.setArgAttr(i, LLVM::LLVMDialect::getReadonlyAttrName(), b.getUnitAttr());
+      func.setArgAttr(i, LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(16));
+      views[from].ptr = to;
+      views[from].type = view;
+      views[from].readOnly = readOnly;
+    }
+  }
+  // Dims and strides of every view, once at the entry, in argument order
+  // (the output must not depend on hash order).
+  for (BlockArgument arg : body.getArguments()) {
+    if (!views.count(arg))
+      continue;
+    ViewInfo &vi = views[arg];
+    ViewType view = vi.type;
+    for (unsigned d = 0; d < view.getRank(); ++d) {
+      if (view.isDynamicDim(d)) {
+        auto names = kernel.getDimNames().getAsValueRange<StringAttr>();
+        auto pos = llvm::find(names, view.getDimNames()[d].getValue());
+        vi.dims.push_back(map.lookup(body.getArgument(std::distance(names.begin(), pos))));
+      } else {
+        vi.dims.push_back(cIndex(view.getShape()[d]));
+      }
+    }
+    vi.strides.resize(view.getRank());
+    Value stride = cIndex(1);
+    for (int d = view.getRank() - 1; d >= 0; --d) {
+      vi.strides[d] = stride;
+      stride = mul(stride, vi.dims[d]);
+    }
+  }
+  Value tid = arith::IndexCastUIOp::create(b, loc(), b.getIndexType(),
+                                           NVVM::ThreadIdXOp::create(b, loc(), b.getI32Type()));
+  lane = arith::RemUIOp::create(b, loc(), tid, cIndex(32));
+  warp = arith::DivUIOp::create(b, loc(), tid, cIndex(32));
+  for (Operation &op : body)
+    if (failed(lowerOp(&op)))
+      return failure();
+  return success();
+}
+
+struct ConvertTileToNVVM : kiln::impl::ConvertTileToNVVMBase<ConvertTileToNVVM> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<KernelOp> kernels(module.getOps<KernelOp>());
+    for (KernelOp kernel : kernels) {
+      if (!kernel.getScheduleAttr()) {
+        kernel.emitOpError("needs a schedule to lower to NVVM");
+        return signalPassFailure();
+      }
+      GpuKernelLowering lowering(kernel, module);
+      if (failed(lowering.run()))
+        return signalPassFailure();
+      kernel.erase();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,126 @@
+//===- Layout.cpp - register arithmetic of #tile.layout -------------------===//
+#include "lowering/Layout.h"
+
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace kiln;
+
+TileLayout TileLayout::get(tile::LayoutAttr attr, ArrayRef<int64_t> shape) {
+  TileLayout l;
+  l.size.assign(attr.getSize().begin(), attr.getSize().end());
+  l.lanes.assign(attr.getLanes().begin(), attr.getLanes().end());
+  l.warps.assign(attr.getWarps().begin(), attr.getWarps().end());
+  l.dims.assign(attr.getDims().begin(), attr.getDims().end());
+  l.shape.assign(shape.begin(), shape.end());
+  return l;
+}
+
+tile::LayoutAttr TileLayout::attr(MLIRContext *ctx) const {
+  return tile::LayoutAttr::get(ctx, size, lanes, warps, dims);
+}
+
+int64_t TileLayout::regsAlong(unsigned d) const {
+  if (isUnit(d))
+    return 1;
+  unsigned p = dims[d];
+  return shape[d] / span(p) * size[p];
+}
+
+int64_t TileLayout::numRegs() const {
+  int64_t n = 1;
+  for (unsigned d = 0; d < shape.size(); ++d)
+    n *= regsAlong(d);
+  return n;
+}
+
+SmallVector<int64_t, 2> TileLayout::regIndex(int64_t r) const {
+  SmallVector<int64_t, 2> idx(shape.size());
+  for (int d = shape.size() - 1; d >= 0; --d) {
+    idx[d] = r % regsAlong(d);
+    r /= regsAlong(d);
+  }
+  return idx;
+}
+
+int64_t TileLayout::regNumber(ArrayRef<int64_t> index) const {
+  int64_t r = 0;
+  for (unsigned d = 0; d < shape.size(); ++d)
+    r = r * regsAlong(d) + index[d];
+  return r;
+}
+
+int64_t TileLayout::constOffset(unsigned d, int64_t i) const {
+  if (isUnit(d))
+    return 0;
+  unsigned p = dims[d];
+  return (i / size[p]) * span(p) + i % size[p];
+}
+
+int64_t TileLayout::laneStride(unsigned p) const {
+  int64_t s = 1;
+  for (unsigned q = p + 1; q < parentRank(); ++q)
+    s *= lanes[q];
+  return s;
+}
+
+int64_t TileLayout::warpStride(unsigned p) const {
+  int64_t s = 1;
+  for (unsigned q = p + 1; q < parentRank(); ++q)
+    s *= warps[q];
+  return s;
+}
+
+int64_t TileLayout::laneCount() const { return laneStride(0) * lanes[0]; }
+int64_t TileLayout::warpCount() const { return warpStride(0) * warps[0]; }
+
+SmallVector<unsigned, 2> TileLayout::replicatedParentDims() const {
+  SmallVector<unsigned, 2> out;
+  for (unsigned p = 0; p < parentRank(); ++p) {
+    auto it = llvm::find(dims, (int64_t)p);
+    if (it == dims.end() || isUnit(it - dims.begin()))
+      out.push_back(p);
+  }
+  return out;
+}
+
+std::optional<std::string> TileLayout::mismatch() const {
+  if (dims.size() != shape.size())
+    return "layout has " + std::to_string(dims.size()) + " dims for a tile of rank " +
+           std::to_string(shape.size());
+  for (unsigned d = 0; d < shape.size(); ++d) {
+    if (isUnit(d))
+      continue;
+    unsigned p = dims[d];
+    if (shape[d] % span(p) != 0)
+      return "tile extent " + std::to_string(shape[d]) + " along dim " + std::to_string(d) +
+             " is not a multiple of the layout's span " + std::to_string(span(p)) +
+             " (size x lanes x warps)";
+  }
+  return std::nullopt;
+}
+
+tile::LayoutAttr kiln::defaultLayout(MLIRContext *ctx, ArrayRef<int64_t> shape, unsigned elemBytes,
+                                     int64_t numWarps) {
+  unsigned rank = shape.size();
+  SmallVector<int64_t, 2> size(rank, 1), lanes(rank, 1), warps(rank, 1), dims;
+  for (unsigned d = 0; d < rank; ++d)
+    dims.push_back(d);
+  auto pow2Floor = [](int64_t x) { return x <= 1 ? int64_t(1) : int64_t(llvm::bit_floor(uint64_t(x))); };
+  // Largest power of two dividing x (the tile covers it evenly).
+  auto pow2Divisor = [](int64_t x) { return x & -x; };
+  int64_t last = shape[rank - 1];
+  size[rank - 1] = std::min<int64_t>(pow2Floor(16 / std::max(1u, elemBytes)), pow2Divisor(last));
+  int64_t laneBudget = 32, warpBudget = pow2Floor(numWarps);
+  for (int d = rank - 1; d >= 0; --d) {
+    int64_t room = pow2Divisor(shape[d]) / (d == (int)rank - 1 ? size[d] : 1);
+    lanes[d] = std::min(laneBudget, std::max<int64_t>(room, 1));
+    laneBudget /= lanes[d];
+  }
+  for (unsigned d = 0; d < rank; ++d) {
+    int64_t room = pow2Divisor(shape[d]) / (size[d] * lanes[d]);
+    warps[d] = std::min(warpBudget, std::max<int64_t>(room, 1));
+    warpBudget /= warps[d];
+  }
+  return tile::LayoutAttr::get(ctx, size, lanes, warps, dims);
+}

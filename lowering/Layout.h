@@ -1,0 +1,62 @@
+//===- Layout.h - register arithmetic of #tile.layout -----------*- C++ -*-===//
+//
+// Which elements of a tile a thread holds under a #tile.layout, in what order
+// its registers keep them, and the default layout for a tile shape. Shared by
+// tile-assign-layouts (which chooses) and convert-tile-to-nvvm (which obeys).
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_LOWERING_LAYOUT_H
+#define KILN_LOWERING_LAYOUT_H
+
+#include "dsl/TileDialect.h"
+
+#include <optional>
+#include <string>
+
+namespace kiln {
+
+/// A #tile.layout applied to one tile shape.
+struct TileLayout {
+  llvm::SmallVector<int64_t, 2> size, lanes, warps; // per parent dim
+  llvm::SmallVector<int64_t, 2> dims;               // parent dim of each tile dim
+  llvm::SmallVector<int64_t, 2> shape;              // the tile's shape
+
+  static TileLayout get(tile::LayoutAttr attr, llvm::ArrayRef<int64_t> shape);
+  tile::LayoutAttr attr(mlir::MLIRContext *ctx) const;
+
+  unsigned parentRank() const { return size.size(); }
+  /// Elements one CTA covers along parent dim p before repeating.
+  int64_t span(unsigned p) const { return size[p] * lanes[p] * warps[p]; }
+  /// Registers per thread along tile dim d (1 where the extent is 1).
+  int64_t regsAlong(unsigned d) const;
+  int64_t numRegs() const;
+  /// Register `r`'s index along each tile dim (row-major over tile dims).
+  llvm::SmallVector<int64_t, 2> regIndex(int64_t r) const;
+  int64_t regNumber(llvm::ArrayRef<int64_t> index) const;
+  /// The constant part of register index `i`'s element coordinate along tile
+  /// dim d; the thread's part is laneCoord * size + warpCoord * size * lanes.
+  int64_t constOffset(unsigned d, int64_t i) const;
+  /// Lane (warp) id stride of parent dim p in the row-major split.
+  int64_t laneStride(unsigned p) const;
+  int64_t warpStride(unsigned p) const;
+  int64_t laneCount() const;
+  int64_t warpCount() const;
+  /// Whether tile dim d is replicated (extent 1) or a real distributed dim.
+  bool isUnit(unsigned d) const { return shape[d] == 1; }
+  /// Parent dims along which every thread holds copies of the same values.
+  llvm::SmallVector<unsigned, 2> replicatedParentDims() const;
+
+  /// Why this layout cannot hold `shape`, or nothing when it can.
+  std::optional<std::string> mismatch() const;
+};
+
+/// The layout Kiln uses for a tile nothing else constrains: 16-byte vectors
+/// along the last dim, a warp's lanes along it next, then lanes and warps
+/// down the leading dim. Powers of two only; a tile too small for all warps
+/// leaves the rest replicated.
+tile::LayoutAttr defaultLayout(mlir::MLIRContext *ctx, llvm::ArrayRef<int64_t> shape,
+                               unsigned elemBytes, int64_t numWarps);
+
+} // namespace kiln
+
+#endif

@@ -1,0 +1,84 @@
+//===- runtime_unit.cpp - manifests, grid expressions, the GPU launcher ---===//
+#include "backends/runtime/GpuLauncher.h"
+#include "tools/kiln/Driver.h"
+
+#include <catch2/catch.hpp>
+
+using namespace kiln;
+
+TEST_CASE("JSON round-trips and reports positions", "[runtime]") {
+  json::Value v;
+  std::string error;
+  REQUIRE(json::parse(R"({"a": [1, "B", ["div", "V", 32]], "b": {"c": true}})", v, error));
+  CHECK(json::print(v) == "{\n  \"a\": [\n    1,\n    \"B\",\n    [\"div\", \"V\", 32]\n  ],\n"
+                          "  \"b\": {\n    \"c\": true\n  }\n}\n");
+  json::Value again;
+  REQUIRE(json::parse(json::print(v), again, error));
+  CHECK(json::print(again) == json::print(v));
+  CHECK_FALSE(json::parse("{\"a\": [1,\n 2 x]}", v, error));
+  CHECK(error == "line 2, column 4: expected ',' or ']'");
+}
+
+TEST_CASE("grid expressions evaluate over runtime dims", "[runtime]") {
+  json::Value e;
+  std::string error;
+  REQUIRE(json::parse(R"(["mul", ["ceildiv", "B", 3], ["sub", "HV", 1]])", e, error));
+  int64_t out = 0;
+  REQUIRE(evalGridExpr(e, {{"B", 7}, {"HV", 5}}, out, error));
+  CHECK(out == 3 * 4);
+  CHECK_FALSE(evalGridExpr(e, {{"B", 7}}, out, error));
+  CHECK(error == "grid uses dim 'HV' that has no value");
+}
+
+TEST_CASE("a compiled decode kernel's manifest describes its launch", "[runtime][ptx]") {
+  if (findPtxas().empty()) {
+    WARN("skipped: no ptxas on this machine");
+    return;
+  }
+  auto ctx = makeContext();
+  Compiled c;
+  std::string errText;
+  llvm::raw_string_ostream errs(errText);
+  std::string root = KILN_SOURCE_DIR;
+  REQUIRE(compileOp(*ctx, root + "/ops/gdn/decode.tile", root + "/ops/gdn/schedules/sm_90a_bv8.yaml",
+                    {}, c, errs));
+  GpuBuild build;
+  REQUIRE(buildForGpu(c, /*assemble=*/true, build, errs));
+  const KernelManifest &m = build.manifest;
+  CHECK(m.entry == "gdn_decode");
+  CHECK(m.threads == 32);
+  CHECK(build.report.spillStores == 0);
+  CHECK(build.report.registers > 0);
+  CHECK(build.report.registers <= 128); // the role's budget
+  int64_t x = 0, y = 0, z = 0;
+  std::string error;
+  std::map<std::string, int64_t> dims = {{"B", 5}, {"H", 4}, {"HV", 8}, {"N", 9}};
+  REQUIRE(evalGridExpr(m.grid[0], dims, x, error));
+  REQUIRE(evalGridExpr(m.grid[1], dims, y, error));
+  REQUIRE(evalGridExpr(m.grid[2], dims, z, error));
+  CHECK(x == 128 / 8);
+  CHECK(y == 8);
+  CHECK(z == 5);
+  KernelManifest back;
+  REQUIRE(KernelManifest::fromJson(m.toJson(), back, error));
+  CHECK(json::print(back.toJson()) == json::print(m.toJson()));
+
+  // On a machine with a GPU, the kernel runs and matches the golden reference.
+  auto kernel = GpuKernel::load(m, build.cubin, error);
+  if (!kernel) {
+    WARN("GPU run skipped: " << error);
+    return;
+  }
+  const OpHarness *h = findHarness("gdn_decode");
+  RunConfig cfg;
+  cfg.dims = {{"B", 7}, {"H", 4}, {"HV", 8}};
+  cfg.constants = c.constants;
+  cfg.skipFraction = 0.3;
+  std::vector<CheckResult> checks;
+  Launcher launch = [&](const std::vector<ArgValue> &args, std::string &err) {
+    return kernel->launch(args, err);
+  };
+  REQUIRE(h->run(cfg, launch, checks, error));
+  for (auto &r : checks)
+    CHECK(r.ok());
+}
