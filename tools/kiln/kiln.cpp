@@ -1,5 +1,6 @@
 //===- kiln.cpp - the Kiln command-line tool ------------------------------===//
 #include "tools/kiln/Driver.h"
+#include "tools/kiln/Compare.h"
 #include "backends/cpu/CpuKernel.h"
 #include "backends/runtime/GpuLauncher.h"
 #include "dsl/SourceDiagnostics.h"
@@ -40,6 +41,15 @@ usage:
       Prints the relative error of every output; exits 0 when all pass, 1
       when any fails, 2 on bad input or a missing GPU.
 
+  kiln compare OP.tile S1.yaml S2.yaml... [--dims NAME=N,...] [--json]
+      Schedules of one op side by side: registers, shared memory and spills
+      (ptxas), the PTX instruction mix (global loads / stores by width, FMA,
+      shuffles, special functions, barriers, TMA, mbarrier, MMA), the roofline
+      floor (fewest bytes and the tile IR's flops over the target's bandwidth
+      and rate), the largest output difference from the other schedules on
+      the CPU backend (same inputs), and the GPU time where a GPU is present.
+      --json prints the same as JSON. Exits 1 when a schedule fails to build.
+
   kiln check [OPS_DIR]
       The main job: compile every bundled op (OPS_DIR/*/*.tile, default ops)
       with each of its schedules (OPS_DIR/<op>/schedules/*.yaml) and run each
@@ -75,7 +85,8 @@ struct Args {
   std::map<std::string, lang::ExternalValue> constants;
   std::map<std::string, int64_t> dims;
   uint64_t seed = 1;
-  bool saturate = false, printAfterAll = false;
+  bool saturate = false, printAfterAll = false, json = false;
+  std::vector<std::string> schedules; // compare
   double skip = 0;
 };
 
@@ -87,8 +98,9 @@ int parseArgs(int argc, char **argv, Args &a) {
     llvm::outs() << kUsage;
     return 0;
   }
-  if (a.command != "compile" && a.command != "run" && a.command != "check")
-    return usageError("unknown command '" + a.command + "' (compile, run or check)", 1);
+  if (a.command != "compile" && a.command != "run" && a.command != "check" &&
+      a.command != "compare")
+    return usageError("unknown command '" + a.command + "' (compile, run, compare or check)", 1);
   for (int i = 2; i < argc; ++i) {
     std::string arg = argv[i];
     auto value = [&](std::string &out) -> bool {
@@ -152,15 +164,22 @@ int parseArgs(int argc, char **argv, Args &a) {
       a.saturate = true;
     } else if (arg == "--print-ir-after-all") {
       a.printAfterAll = true;
+    } else if (arg == "--json") {
+      a.json = true;
     } else if (!arg.empty() && arg[0] == '-') {
       return usageError("unknown option '" + arg + "'", i);
     } else if (a.input.empty()) {
       a.input = arg;
+    } else if (a.command == "compare") {
+      a.schedules.push_back(arg);
     } else {
       return usageError("unexpected argument '" + arg + "'", i);
     }
   }
-  if (a.command != "check") {
+  if (a.command == "compare") {
+    if (a.input.empty() || a.schedules.empty())
+      return usageError("compare needs OP.tile and at least one schedule", -1);
+  } else if (a.command != "check") {
     if (a.input.empty())
       return usageError("missing the .tile source", -1);
     if (a.schedule.empty())
@@ -395,5 +414,15 @@ int main(int argc, char **argv) {
     return compileCommand(a);
   if (a.command == "run")
     return runCommand(a);
+  if (a.command == "compare") {
+    CompareOptions o;
+    o.tilePath = a.input;
+    o.schedules = a.schedules;
+    o.constants = a.constants;
+    o.dims = a.dims;
+    o.seed = a.seed;
+    o.json = a.json;
+    return compareSchedules(o);
+  }
   return checkCommand(a);
 }

@@ -1,0 +1,289 @@
+//===- Compare.cpp - kiln compare: schedules of one op side by side -------===//
+#include "tools/kiln/Compare.h"
+#include "backends/cpu/CpuKernel.h"
+#include "backends/runtime/GpuLauncher.h"
+#include "dsl/SourceDiagnostics.h"
+#include "dsl/TileDialect.h"
+
+#include "llvm/Support/Path.h"
+
+#include <cmath>
+#include <cstdio>
+#include <regex>
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+struct Row {
+  std::string schedule, target, error;
+  PtxasReport report;
+  bool hasPtx = false, hasCubin = false;
+  std::vector<std::pair<std::string, int>> mix; // PTX instruction counts
+  double bytes = 0, flops = 0, estimateUs = 0;
+  std::vector<std::vector<double>> outputs; // CPU run, every out / inout view
+  double maxDiff = -1;                      // largest |difference| from another schedule
+  double gpuUs = -1;
+};
+
+/// Counts PTX instructions by family: what a kernel engineer looks for.
+std::vector<std::pair<std::string, int>> instructionMix(const std::string &ptx) {
+  static const std::vector<std::pair<std::string, std::regex>> families = {
+      {"ld.global.v4", std::regex(R"(\bld\.global(\.nc)?\.v4\.)")},
+      {"ld.global.v2", std::regex(R"(\bld\.global(\.nc)?\.v2\.)")},
+      {"ld.global", std::regex(R"(\bld\.global(\.nc)?\.[bsuf]\d+)")},
+      {"st.global.v4", std::regex(R"(\bst\.global\.v4\.)")},
+      {"st.global.v2", std::regex(R"(\bst\.global\.v2\.)")},
+      {"st.global", std::regex(R"(\bst\.global\.[bsuf]\d+)")},
+      {"ld/st.shared", std::regex(R"(\b(ld|st)\.shared)")},
+      {"fma", std::regex(R"(\bfma\.rn)")},
+      {"shfl", std::regex(R"(\bshfl\.sync)")},
+      {"ex2/lg2/rsqrt", std::regex(R"(\b(ex2|lg2|rsqrt)\.approx)")},
+      {"bar.sync", std::regex(R"(\bbar(rier)?\.sync)")},
+      {"cp.async.bulk.tensor", std::regex(R"(\bcp\.async\.bulk\.tensor)")},
+      {"mbarrier", std::regex(R"(\bmbarrier\.)")},
+      {"wgmma", std::regex(R"(\bwgmma\.mma_async)")},
+      {"tcgen05.mma", std::regex(R"(\btcgen05\.mma)")},
+  };
+  std::vector<std::pair<std::string, int>> out;
+  for (auto &[name, re] : families)
+    out.push_back({name, (int)std::distance(std::sregex_iterator(ptx.begin(), ptx.end(), re),
+                                            std::sregex_iterator())});
+  return out;
+}
+
+/// The fewest bytes the op must move (every view read once, outputs written
+/// once, inout both) and the arithmetic of one pass over the tile IR, times
+/// the grid: a roofline floor, not a prediction.
+void estimate(tile::KernelOp kernel, const std::map<std::string, int64_t> &dims, Row &row) {
+  KernelSignature sig = signatureOf(kernel);
+  for (const ParamInfo &p : sig.params) {
+    if (!p.isView)
+      continue;
+    double n = dtypeBytes(p.dtype);
+    for (size_t d = 0; d < p.sizes.size(); ++d)
+      n *= p.sizes[d] >= 0 ? p.sizes[d] : (dims.count(p.dimNames[d]) ? dims.at(p.dimNames[d]) : 1);
+    row.bytes += p.access == "inout" ? 2 * n : n;
+  }
+  double perProgram = 0;
+  kernel.walk([&](Operation *op) {
+    if (op->getDialect() != kernel->getDialect() || op->getNumResults() != 1)
+      return;
+    auto numel = [](Type t) {
+      double n = 1;
+      if (auto tt = dyn_cast<tile::TileType>(t))
+        for (int64_t e : tt.getShape())
+          n *= e;
+      return n;
+    };
+    if (auto dot = dyn_cast<tile::DotOp>(op)) {
+      auto a = dot.getLhs().getType().getShape();
+      perProgram += 2.0 * numel(dot.getResult().getType()) * a[1];
+    } else if (isa<tile::ReduceOp>(op)) {
+      perProgram += numel(op->getOperand(0).getType());
+    } else if (isa<tile::AddOp, tile::SubOp, tile::MulOp, tile::DivOp, tile::MaxOp, tile::MinOp,
+                   tile::ExpOp, tile::LogOp, tile::Log1pOp, tile::SqrtOp, tile::RsqrtOp,
+                   tile::SigmoidOp, tile::TanhOp>(op)) {
+      perProgram += numel(op->getResult(0).getType());
+    }
+  });
+  double programs = 1;
+  kernel.walk([&](tile::ProgramIdsOp ids) {
+    for (Value e : ids.getExtents()) {
+      if (auto c = e.getDefiningOp<arith::ConstantIndexOp>())
+        programs *= c.value();
+      else if (auto arg = dyn_cast<BlockArgument>(e))
+        programs *= dims.count(cast<StringAttr>(kernel.getDimNames()[arg.getArgNumber()]).str())
+                        ? dims.at(cast<StringAttr>(kernel.getDimNames()[arg.getArgNumber()]).str())
+                        : 1;
+    }
+  });
+  row.flops = perProgram * programs;
+}
+
+} // namespace
+
+int kiln::compareSchedules(const CompareOptions &o) {
+  std::vector<Row> rows;
+  for (const std::string &path : o.schedules) {
+    Row row;
+    row.schedule = llvm::sys::path::filename(path).str();
+    std::string errText;
+    llvm::raw_string_ostream errs(errText);
+    // The CPU run: same seed, so every schedule sees the same inputs.
+    {
+      auto ctx = makeContext();
+      SourceDiagnostics diags(*ctx, errs);
+      Compiled c;
+      if (!compileOp(*ctx, o.tilePath, path, o.constants, c, errs)) {
+        row.error = errText;
+        rows.push_back(row);
+        continue;
+      }
+      row.target = c.schedule.target->name;
+      auto kernelOp = *c.module->getOps<tile::KernelOp>().begin();
+      const OpHarness *harness = findHarness(kernelOp.getSymName().str());
+      RunConfig cfg;
+      cfg.dims = o.dims;
+      cfg.seed = o.seed;
+      if (harness)
+        for (auto &[k, v] : harness->defaultDims)
+          cfg.dims.emplace(k, v);
+      cfg.constants = c.constants;
+      estimate(kernelOp, cfg.dims, row);
+      const TargetDesc &t = *c.schedule.target;
+      if (t.bandwidthBytesPerS > 0)
+        row.estimateUs = 1e6 * std::max(row.bytes / t.bandwidthBytesPerS,
+                                        t.bf16FlopsPerS > 0 ? row.flops / t.bf16FlopsPerS : 0.0);
+      std::string error;
+      auto cpu = CpuKernel::compile(*c.module, error);
+      if (cpu && harness) {
+        std::vector<CheckResult> checks;
+        Launcher launch = [&](const std::vector<ArgValue> &args, std::string &err) {
+          if (!cpu->launch(args, err))
+            return false;
+          for (size_t i = 0; i < args.size(); ++i) {
+            const ParamInfo &p = cpu->signature().params[i];
+            if (!p.isView || p.access == "in")
+              continue;
+            size_t n = 1;
+            for (int64_t s : args[i].shape)
+              n *= s;
+            std::vector<double> v(n);
+            for (size_t k = 0; k < n; ++k)
+              v[k] = p.dtype == DType::BF16 ? fromBf16(((uint16_t *)args[i].data)[k])
+                     : p.dtype == DType::F32 ? ((float *)args[i].data)[k]
+                                              : 0.0;
+            row.outputs.push_back(std::move(v));
+          }
+          return true;
+        };
+        if (!harness->run(cfg, launch, checks, error))
+          row.error = error;
+      } else if (!cpu) {
+        row.error = error;
+      }
+    }
+    // The GPU build: a fresh context, the module is lowered in place.
+    auto ctx = makeContext();
+    SourceDiagnostics diags(*ctx, errs);
+    Compiled c;
+    if (row.error.empty() && compileOp(*ctx, o.tilePath, path, o.constants, c, errs) &&
+        c.schedule.target->isGpu) {
+      GpuBuild build;
+      bool assemble = !findPtxas().empty();
+      if (buildForGpu(c, assemble, build, errs)) {
+        row.hasPtx = true;
+        row.hasCubin = assemble;
+        row.report = build.report;
+        row.mix = instructionMix(build.ptx);
+        std::string error;
+        if (assemble) {
+          auto gpu = GpuKernel::load(build.manifest, build.cubin, error);
+          const OpHarness *harness = findHarness(build.manifest.entry);
+          if (gpu && harness) {
+            RunConfig cfg;
+            cfg.dims = o.dims;
+            for (auto &[k, v] : harness->defaultDims)
+              cfg.dims.emplace(k, v);
+            cfg.constants = c.constants;
+            std::vector<CheckResult> checks;
+            double best = 1e30;
+            Launcher launch = [&](const std::vector<ArgValue> &args, std::string &err) {
+              double ms = 0;
+              for (int rep = 0; rep < 5; ++rep) // first launches warm up
+                if (!gpu->launch(args, err, &ms))
+                  return false;
+                else
+                  best = std::min(best, ms);
+              return true;
+            };
+            if (harness->run(cfg, launch, checks, error))
+              row.gpuUs = 1e3 * best;
+          }
+        }
+      } else {
+        row.error = errText;
+      }
+    }
+    rows.push_back(std::move(row));
+  }
+  // Largest difference of each schedule's outputs from every other's.
+  for (Row &r : rows)
+    for (Row &s : rows) {
+      if (&r == &s || r.outputs.size() != s.outputs.size() || r.outputs.empty())
+        continue;
+      for (size_t i = 0; i < r.outputs.size(); ++i)
+        for (size_t k = 0; k < r.outputs[i].size() && k < s.outputs[i].size(); ++k) {
+          double d = std::fabs(r.outputs[i][k] - s.outputs[i][k]);
+          r.maxDiff = std::max(r.maxDiff, std::isnan(d) ? INFINITY : d);
+        }
+    }
+
+  if (o.json) {
+    json::Value all = json::Value::arr();
+    for (const Row &r : rows) {
+      json::Value v = json::Value::obj();
+      v.set("schedule", json::Value::str(r.schedule));
+      v.set("target", json::Value::str(r.target));
+      if (!r.error.empty())
+        v.set("error", json::Value::str(r.error));
+      if (r.hasCubin) {
+        v.set("registers", json::Value::num(r.report.registers));
+        v.set("static_shared_bytes", json::Value::num(r.report.sharedBytes));
+        v.set("spill_bytes", json::Value::num(r.report.spillStores + r.report.spillLoads));
+      }
+      json::Value mix = json::Value::obj();
+      for (auto &[k, n] : r.mix)
+        mix.set(k, json::Value::num(n));
+      v.set("ptx_mix", mix);
+      v.set("bytes", json::Value::num(r.bytes));
+      v.set("flops", json::Value::num(r.flops));
+      v.set("roofline_us", json::Value::num(r.estimateUs));
+      v.set("max_abs_diff_vs_others", json::Value::num(r.maxDiff));
+      v.set("gpu_us", json::Value::num(r.gpuUs));
+      all.array.push_back(v);
+    }
+    std::printf("%s", json::print(all).c_str());
+  } else {
+    std::string dimText;
+    for (auto &[k, v] : o.dims)
+      dimText += (dimText.empty() ? "" : ",") + k + "=" + std::to_string(v);
+    std::printf("%s at %s (defaults for unnamed dims)\n", o.tilePath.c_str(),
+                dimText.empty() ? "default dims" : dimText.c_str());
+    std::printf("%-22s %-8s %5s %7s %6s %9s %9s %10s %10s\n", "schedule", "target", "regs", "smem",
+                "spill", "MB moved", "MFLOP", "floor us", "max diff");
+    for (const Row &r : rows) {
+      if (!r.error.empty() && r.outputs.empty()) {
+        std::printf("%-22s error: %s\n", r.schedule.c_str(), r.error.c_str());
+        continue;
+      }
+      auto num = [&](double v, const char *fmt) {
+        char b[32];
+        std::snprintf(b, sizeof b, fmt, v);
+        return std::string(b);
+      };
+      std::printf("%-22s %-8s %5s %7s %6s %9.2f %9.2f %10s %10.2e%s\n", r.schedule.c_str(),
+                  r.target.c_str(), r.hasCubin ? num(r.report.registers, "%.0f").c_str() : "-",
+                  r.hasCubin ? num(r.report.sharedBytes, "%.0f").c_str() : "-",
+                  r.hasCubin ? num(r.report.spillStores + r.report.spillLoads, "%.0f").c_str() : "-",
+                  r.bytes / 1e6, r.flops / 1e6,
+                  r.estimateUs > 0 ? num(r.estimateUs, "%.2f").c_str() : "-", r.maxDiff,
+                  r.gpuUs >= 0 ? ("  gpu " + num(r.gpuUs, "%.2f") + " us").c_str() : "");
+      if (!r.error.empty())
+        std::printf("  %s\n", r.error.c_str());
+      if (!r.mix.empty()) {
+        std::string line;
+        for (auto &[k, n] : r.mix)
+          if (n)
+            line += " " + k + ":" + std::to_string(n);
+        std::printf("  ptx:%s\n", line.c_str());
+      }
+    }
+  }
+  bool ok = true;
+  for (const Row &r : rows)
+    ok &= r.error.empty();
+  return ok ? 0 : 1;
+}

@@ -1,0 +1,25 @@
+//===- Compare.h - kiln compare: schedules of one op side by side -*- C++ -*-===//
+#ifndef KILN_TOOLS_KILN_COMPARE_H
+#define KILN_TOOLS_KILN_COMPARE_H
+
+#include "tools/kiln/Driver.h"
+
+namespace kiln {
+
+struct CompareOptions {
+  std::string tilePath;
+  std::vector<std::string> schedules;
+  std::map<std::string, lang::ExternalValue> constants;
+  std::map<std::string, int64_t> dims; // shape of the numeric run and the estimate
+  uint64_t seed = 1;
+  bool json = false;
+};
+
+/// Prints, per schedule: resources (ptxas), the PTX instruction mix, a
+/// roofline estimate, the largest output difference from the other
+/// schedules on the CPU backend, and the GPU time where a GPU is present.
+int compareSchedules(const CompareOptions &options);
+
+} // namespace kiln
+
+#endif
