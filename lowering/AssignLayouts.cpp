@@ -77,8 +77,8 @@ void LayoutSolver::collect(Operation *op) {
           classes.insert(arg);
           values.push_back(arg);
         }
-  if (isa<AddOp, SubOp, MulOp, DivOp, RemOp, MaxOp, MinOp, AndOp, OrOp, CmpOp, NegOp, AbsOp,
-          ExpOp, LogOp, Log1pOp, SqrtOp, RsqrtOp, SigmoidOp, TanhOp, NotOp, SelectOp, CastOp>(op)) {
+  if (isa<AddOp, SubOp, MulOp, DivOp, RemOp, MaxOp, MinOp, AndOp, OrOp, CmpOp, NegOp, AbsOp, ExpOp,
+          LogOp, Log1pOp, SqrtOp, RsqrtOp, SigmoidOp, TanhOp, NotOp, SelectOp, CastOp>(op)) {
     for (Value operand : op->getOperands())
       join(operand, op->getResult(0));
   } else if (auto forOp = dyn_cast<scf::ForOp>(op)) {
@@ -234,7 +234,8 @@ LogicalResult LayoutSolver::run() {
     unsigned bytes = 0;
     for (Value v : values)
       if (leader(v) == leader(biggest))
-        bytes = std::max(bytes, cast<TileType>(v.getType()).getElementType().getIntOrFloatBitWidth() / 8);
+        bytes = std::max(bytes,
+                         cast<TileType>(v.getType()).getElementType().getIntOrFloatBitWidth() / 8);
     auto t = cast<TileType>(biggest.getType());
     chosen[leader(biggest)] = defaultLayout(kernel.getContext(), t.getShape(), bytes, warps);
   }

@@ -52,10 +52,10 @@ private:
   ModuleOp module;
   OpBuilder b;
   ScheduleAttr schedule;
-  IRMapping map;                 // non-tile values to their copies
-  DenseMap<Value, Regs> regs;    // tile values to this thread's registers
+  IRMapping map;              // non-tile values to their copies
+  DenseMap<Value, Regs> regs; // tile values to this thread's registers
   DenseMap<Value, ViewInfo> views;
-  Value lane, warp;              // index
+  Value lane, warp; // index
   unsigned scratchCount = 0;
 
   Location loc() { return kernel.getLoc(); }
@@ -65,7 +65,9 @@ private:
   Value eq(Value x, int64_t v) {
     return arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::eq, x, cIndex(v));
   }
-  Value andOf(Value x, Value y) { return x ? arith::AndIOp::create(b, loc(), x, y).getResult() : y; }
+  Value andOf(Value x, Value y) {
+    return x ? arith::AndIOp::create(b, loc(), x, y).getResult() : y;
+  }
   int64_t numWarps() { return schedule.getWarps(); }
 
   /// Layout of a tile value (from its op, or for loop-carried values, from
@@ -213,8 +215,8 @@ LogicalResult GpuKernelLowering::lowerAccess(Operation *op, Value view, ValueRan
     for (unsigned d = 0; d < starts.size(); ++d)
       offset = add(offset, mul(starts[d], vi.strides[d]));
     if (isLoad) {
-      Value v = LLVM::LoadOp::create(b, loc(), elem, gep(offset), elemBytes, false, false,
-                                     vi.readOnly);
+      Value v =
+          LLVM::LoadOp::create(b, loc(), elem, gep(offset), elemBytes, false, false, vi.readOnly);
       regs[tile] = {v};
     } else {
       Value tid0 = andOf(eq(lane, 0), eq(warp, 0));
@@ -584,9 +586,7 @@ LogicalResult GpuKernelLowering::lowerOp(Operation *op) {
         return success();
       })
       .Case([&](ReduceOp red) { return lowerReduce(red); })
-      .Default([&](Operation *) {
-        return op->emitOpError("has no GPU lowering yet");
-      });
+      .Default([&](Operation *) { return op->emitOpError("has no GPU lowering yet"); });
 }
 
 LogicalResult GpuKernelLowering::run() {

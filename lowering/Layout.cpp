@@ -106,7 +106,9 @@ tile::LayoutAttr kiln::defaultLayout(MLIRContext *ctx, ArrayRef<int64_t> shape, 
   SmallVector<int64_t, 2> size(rank, 1), lanes(rank, 1), warps(rank, 1), dims;
   for (unsigned d = 0; d < rank; ++d)
     dims.push_back(d);
-  auto pow2Floor = [](int64_t x) { return x <= 1 ? int64_t(1) : int64_t(llvm::bit_floor(uint64_t(x))); };
+  auto pow2Floor = [](int64_t x) {
+    return x <= 1 ? int64_t(1) : int64_t(llvm::bit_floor(uint64_t(x)));
+  };
   // Largest power of two dividing x (the tile covers it evenly).
   auto pow2Divisor = [](int64_t x) { return x & -x; };
   int64_t last = shape[rank - 1];

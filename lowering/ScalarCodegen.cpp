@@ -41,13 +41,29 @@ Value kiln::scalarCast(OpBuilder &nb, Location l, Value x, Type to) {
 Value kiln::scalarBinary(OpBuilder &nb, Location l, Operation *op, Value x, Value y) {
   bool f = isa<FloatType>(x.getType());
   return TypeSwitch<Operation *, Value>(op)
-      .Case([&](AddOp) { return f ? (Value)arith::AddFOp::create(nb, l, x, y) : arith::AddIOp::create(nb, l, x, y); })
-      .Case([&](SubOp) { return f ? (Value)arith::SubFOp::create(nb, l, x, y) : arith::SubIOp::create(nb, l, x, y); })
-      .Case([&](MulOp) { return f ? (Value)arith::MulFOp::create(nb, l, x, y) : arith::MulIOp::create(nb, l, x, y); })
-      .Case([&](DivOp) { return f ? (Value)arith::DivFOp::create(nb, l, x, y) : arith::DivSIOp::create(nb, l, x, y); })
-      .Case([&](RemOp) { return f ? (Value)arith::RemFOp::create(nb, l, x, y) : arith::RemSIOp::create(nb, l, x, y); })
-      .Case([&](MaxOp) { return f ? (Value)arith::MaximumFOp::create(nb, l, x, y) : arith::MaxSIOp::create(nb, l, x, y); })
-      .Case([&](MinOp) { return f ? (Value)arith::MinimumFOp::create(nb, l, x, y) : arith::MinSIOp::create(nb, l, x, y); })
+      .Case([&](AddOp) {
+        return f ? (Value)arith::AddFOp::create(nb, l, x, y) : arith::AddIOp::create(nb, l, x, y);
+      })
+      .Case([&](SubOp) {
+        return f ? (Value)arith::SubFOp::create(nb, l, x, y) : arith::SubIOp::create(nb, l, x, y);
+      })
+      .Case([&](MulOp) {
+        return f ? (Value)arith::MulFOp::create(nb, l, x, y) : arith::MulIOp::create(nb, l, x, y);
+      })
+      .Case([&](DivOp) {
+        return f ? (Value)arith::DivFOp::create(nb, l, x, y) : arith::DivSIOp::create(nb, l, x, y);
+      })
+      .Case([&](RemOp) {
+        return f ? (Value)arith::RemFOp::create(nb, l, x, y) : arith::RemSIOp::create(nb, l, x, y);
+      })
+      .Case([&](MaxOp) {
+        return f ? (Value)arith::MaximumFOp::create(nb, l, x, y)
+                 : arith::MaxSIOp::create(nb, l, x, y);
+      })
+      .Case([&](MinOp) {
+        return f ? (Value)arith::MinimumFOp::create(nb, l, x, y)
+                 : arith::MinSIOp::create(nb, l, x, y);
+      })
       .Case([&](AndOp) { return (Value)arith::AndIOp::create(nb, l, x, y); })
       .Case([&](OrOp) { return (Value)arith::OrIOp::create(nb, l, x, y); })
       .Case([&](CmpOp cmp) -> Value {
@@ -90,32 +106,35 @@ Value kiln::scalarUnary(OpBuilder &nb, Location l, Operation *op, Value x, MathF
     Type f32 = nb.getF32Type();
     Value y = scalarCast(nb, l, x, f32);
     Value one = scalarConstant(nb, l, f32, 1.0);
-    Value r = TypeSwitch<Operation *, Value>(op)
-        .Case([&](ExpOp) { return fastExp(nb, l, y); })
-        .Case([&](LogOp) { return fastLog(nb, l, y); })
-        .Case([&](Log1pOp) -> Value {
-          // log(u) * x / (u - 1) with u = 1 + x cancels the rounding of u
-          // (Goldberg); where u rounds to 1, log1p(x) = x.
-          Value u = arith::AddFOp::create(nb, l, one, y);
-          Value um1 = arith::SubFOp::create(nb, l, u, one);
-          Value exact = arith::DivFOp::create(nb, l, arith::MulFOp::create(nb, l, fastLog(nb, l, u), y), um1);
-          Value isOne = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ, u, one);
-          return arith::SelectOp::create(nb, l, isOne, y, exact);
-        })
-        .Case([&](RsqrtOp) { return nvvmIntrinsic(nb, l, "llvm.nvvm.rsqrt.approx.ftz.f", y); })
-        .Case([&](TanhOp) -> Value {
-          // tanh(x) = sign(x) (1 - 2 / (e^{2|x|} + 1)): no overflow to NaN.
-          Value ax = math::AbsFOp::create(nb, l, y);
-          Value e = fastExp(nb, l, arith::AddFOp::create(nb, l, ax, ax));
-          Value two = scalarConstant(nb, l, f32, 2.0);
-          Value t = arith::SubFOp::create(nb, l, one,
-                                          arith::DivFOp::create(nb, l, two, arith::AddFOp::create(nb, l, e, one)));
-          return math::CopySignOp::create(nb, l, t, y);
-        })
-        .Case([&](SigmoidOp) -> Value {
-          Value e = fastExp(nb, l, arith::NegFOp::create(nb, l, y));
-          return arith::DivFOp::create(nb, l, one, arith::AddFOp::create(nb, l, one, e));
-        });
+    Value r =
+        TypeSwitch<Operation *, Value>(op)
+            .Case([&](ExpOp) { return fastExp(nb, l, y); })
+            .Case([&](LogOp) { return fastLog(nb, l, y); })
+            .Case([&](Log1pOp) -> Value {
+              // log(u) * x / (u - 1) with u = 1 + x cancels the rounding of u
+              // (Goldberg); where u rounds to 1, log1p(x) = x.
+              Value u = arith::AddFOp::create(nb, l, one, y);
+              Value um1 = arith::SubFOp::create(nb, l, u, one);
+              Value exact = arith::DivFOp::create(
+                  nb, l, arith::MulFOp::create(nb, l, fastLog(nb, l, u), y), um1);
+              Value isOne = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ, u, one);
+              return arith::SelectOp::create(nb, l, isOne, y, exact);
+            })
+            .Case([&](RsqrtOp) { return nvvmIntrinsic(nb, l, "llvm.nvvm.rsqrt.approx.ftz.f", y); })
+            .Case([&](TanhOp) -> Value {
+              // tanh(x) = sign(x) (1 - 2 / (e^{2|x|} + 1)): no overflow to NaN.
+              Value ax = math::AbsFOp::create(nb, l, y);
+              Value e = fastExp(nb, l, arith::AddFOp::create(nb, l, ax, ax));
+              Value two = scalarConstant(nb, l, f32, 2.0);
+              Value t = arith::SubFOp::create(
+                  nb, l, one,
+                  arith::DivFOp::create(nb, l, two, arith::AddFOp::create(nb, l, e, one)));
+              return math::CopySignOp::create(nb, l, t, y);
+            })
+            .Case([&](SigmoidOp) -> Value {
+              Value e = fastExp(nb, l, arith::NegFOp::create(nb, l, y));
+              return arith::DivFOp::create(nb, l, one, arith::AddFOp::create(nb, l, one, e));
+            });
     return scalarCast(nb, l, r, x.getType());
   }
   return TypeSwitch<Operation *, Value>(op)
@@ -124,7 +143,9 @@ Value kiln::scalarUnary(OpBuilder &nb, Location l, Operation *op, Value x, MathF
           return arith::NegFOp::create(nb, l, x);
         return arith::SubIOp::create(nb, l, scalarConstant(nb, l, x.getType(), 0), x);
       })
-      .Case([&](AbsOp) { return f ? (Value)math::AbsFOp::create(nb, l, x) : math::AbsIOp::create(nb, l, x); })
+      .Case([&](AbsOp) {
+        return f ? (Value)math::AbsFOp::create(nb, l, x) : math::AbsIOp::create(nb, l, x);
+      })
       .Case([&](ExpOp) { return (Value)math::ExpOp::create(nb, l, x); })
       .Case([&](LogOp) { return (Value)math::LogOp::create(nb, l, x); })
       .Case([&](Log1pOp) { return (Value)math::Log1pOp::create(nb, l, x); })
@@ -137,10 +158,11 @@ Value kiln::scalarUnary(OpBuilder &nb, Location l, Operation *op, Value x, MathF
         Value e = math::ExpOp::create(nb, l, arith::NegFOp::create(nb, l, x));
         return arith::DivFOp::create(nb, l, one, arith::AddFOp::create(nb, l, one, e));
       })
-      .Case([&](NotOp) { return (Value)arith::XOrIOp::create(nb, l, x, scalarConstant(nb, l, x.getType(), 1)); })
+      .Case([&](NotOp) {
+        return (Value)arith::XOrIOp::create(nb, l, x, scalarConstant(nb, l, x.getType(), 1));
+      })
       .Default([](Operation *) -> Value { llvm_unreachable("not a unary tile op"); });
 }
-
 
 Value kiln::reduceCombine(OpBuilder &nb, Location l, ReduceKind kind, Value acc, Value x) {
   bool f = isa<FloatType>(x.getType());
@@ -148,9 +170,11 @@ Value kiln::reduceCombine(OpBuilder &nb, Location l, ReduceKind kind, Value acc,
   case ReduceKind::sum:
     return f ? (Value)arith::AddFOp::create(nb, l, acc, x) : arith::AddIOp::create(nb, l, acc, x);
   case ReduceKind::max:
-    return f ? (Value)arith::MaximumFOp::create(nb, l, acc, x) : arith::MaxSIOp::create(nb, l, acc, x);
+    return f ? (Value)arith::MaximumFOp::create(nb, l, acc, x)
+             : arith::MaxSIOp::create(nb, l, acc, x);
   case ReduceKind::min:
-    return f ? (Value)arith::MinimumFOp::create(nb, l, acc, x) : arith::MinSIOp::create(nb, l, acc, x);
+    return f ? (Value)arith::MinimumFOp::create(nb, l, acc, x)
+             : arith::MinSIOp::create(nb, l, acc, x);
   }
   llvm_unreachable("unknown reduction");
 }
@@ -164,4 +188,3 @@ double kiln::reduceIdentity(ReduceKind kind, Type type) {
   double big = std::ldexp(1.0, w - 1);
   return kind == ReduceKind::max ? -big : big - 1;
 }
-

@@ -7,7 +7,6 @@
 using namespace mlir;
 using namespace kiln;
 
-
 static bool exprOf(mlir::Value v, tile::KernelOp kernel, json::Value &out) {
   if (auto arg = dyn_cast<BlockArgument>(v)) {
     auto names = kernel.getDimNames();
@@ -21,12 +20,12 @@ static bool exprOf(mlir::Value v, tile::KernelOp kernel, json::Value &out) {
     out = json::Value::num(c.value());
     return true;
   }
-  const char *op = isa_and_nonnull<arith::AddIOp>(def)          ? "add"
-                   : isa_and_nonnull<arith::SubIOp>(def)        ? "sub"
-                   : isa_and_nonnull<arith::MulIOp>(def)        ? "mul"
-                   : isa_and_nonnull<arith::DivSIOp, arith::DivUIOp>(def) ? "div"
+  const char *op = isa_and_nonnull<arith::AddIOp>(def)                            ? "add"
+                   : isa_and_nonnull<arith::SubIOp>(def)                          ? "sub"
+                   : isa_and_nonnull<arith::MulIOp>(def)                          ? "mul"
+                   : isa_and_nonnull<arith::DivSIOp, arith::DivUIOp>(def)         ? "div"
                    : isa_and_nonnull<arith::CeilDivSIOp, arith::CeilDivUIOp>(def) ? "ceildiv"
-                                                                 : nullptr;
+                                                                                  : nullptr;
   if (!op)
     return false;
   json::Value a, b;

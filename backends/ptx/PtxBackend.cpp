@@ -149,7 +149,8 @@ bool kiln::assemblePtx(const std::string &ptx, const TargetDesc &target, std::st
   static const std::regex fn("Compiling entry function '([^']+)'");
   static const std::regex regsRe("Used (\\d+) registers");
   static const std::regex smemRe("(\\d+) bytes smem");
-  static const std::regex spill("(\\d+) bytes stack frame, (\\d+) bytes spill stores, (\\d+) bytes spill loads");
+  static const std::regex spill(
+      "(\\d+) bytes stack frame, (\\d+) bytes spill stores, (\\d+) bytes spill loads");
   if (std::regex_search(report.log, m, fn))
     report.kernel = m[1];
   if (std::regex_search(report.log, m, regsRe))

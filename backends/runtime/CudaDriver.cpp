@@ -9,8 +9,7 @@ namespace {
 cuda::Driver loaded;
 std::string loadError;
 
-template <typename F>
-bool bind(void *lib, F &slot, const char *name) {
+template <typename F> bool bind(void *lib, F &slot, const char *name) {
   slot = reinterpret_cast<F>(dlsym(lib, name));
   if (!slot)
     loadError = std::string("libcuda has no ") + name;
@@ -26,26 +25,26 @@ bool load() {
     return false;
   }
   cuda::Driver &d = loaded;
-  bool ok = bind(lib, d.init, "cuInit") && bind(lib, d.deviceGet, "cuDeviceGet") &&
-            bind(lib, d.deviceGetCount, "cuDeviceGetCount") &&
-            bind(lib, d.deviceGetName, "cuDeviceGetName") &&
-            bind(lib, d.deviceGetAttribute, "cuDeviceGetAttribute") &&
-            bind(lib, d.primaryCtxRetain, "cuDevicePrimaryCtxRetain") &&
-            bind(lib, d.ctxSetCurrent, "cuCtxSetCurrent") &&
-            bind(lib, d.ctxSynchronize, "cuCtxSynchronize") &&
-            bind(lib, d.moduleLoadData, "cuModuleLoadData") &&
-            bind(lib, d.moduleUnload, "cuModuleUnload") &&
-            bind(lib, d.moduleGetFunction, "cuModuleGetFunction") &&
-            bind(lib, d.funcSetAttribute, "cuFuncSetAttribute") &&
-            bind(lib, d.memAlloc, "cuMemAlloc_v2") && bind(lib, d.memFree, "cuMemFree_v2") &&
-            bind(lib, d.memcpyHtoD, "cuMemcpyHtoD_v2") &&
-            bind(lib, d.memcpyDtoH, "cuMemcpyDtoH_v2") &&
-            bind(lib, d.launchKernel, "cuLaunchKernel") &&
-            bind(lib, d.eventCreate, "cuEventCreate") && bind(lib, d.eventRecord, "cuEventRecord") &&
-            bind(lib, d.eventSynchronize, "cuEventSynchronize") &&
-            bind(lib, d.eventElapsedTime, "cuEventElapsedTime") &&
-            bind(lib, d.eventDestroy, "cuEventDestroy_v2") &&
-            bind(lib, d.getErrorString, "cuGetErrorString");
+  bool ok =
+      bind(lib, d.init, "cuInit") && bind(lib, d.deviceGet, "cuDeviceGet") &&
+      bind(lib, d.deviceGetCount, "cuDeviceGetCount") &&
+      bind(lib, d.deviceGetName, "cuDeviceGetName") &&
+      bind(lib, d.deviceGetAttribute, "cuDeviceGetAttribute") &&
+      bind(lib, d.primaryCtxRetain, "cuDevicePrimaryCtxRetain") &&
+      bind(lib, d.ctxSetCurrent, "cuCtxSetCurrent") &&
+      bind(lib, d.ctxSynchronize, "cuCtxSynchronize") &&
+      bind(lib, d.moduleLoadData, "cuModuleLoadData") &&
+      bind(lib, d.moduleUnload, "cuModuleUnload") &&
+      bind(lib, d.moduleGetFunction, "cuModuleGetFunction") &&
+      bind(lib, d.funcSetAttribute, "cuFuncSetAttribute") &&
+      bind(lib, d.memAlloc, "cuMemAlloc_v2") && bind(lib, d.memFree, "cuMemFree_v2") &&
+      bind(lib, d.memcpyHtoD, "cuMemcpyHtoD_v2") && bind(lib, d.memcpyDtoH, "cuMemcpyDtoH_v2") &&
+      bind(lib, d.launchKernel, "cuLaunchKernel") && bind(lib, d.eventCreate, "cuEventCreate") &&
+      bind(lib, d.eventRecord, "cuEventRecord") &&
+      bind(lib, d.eventSynchronize, "cuEventSynchronize") &&
+      bind(lib, d.eventElapsedTime, "cuEventElapsedTime") &&
+      bind(lib, d.eventDestroy, "cuEventDestroy_v2") &&
+      bind(lib, d.getErrorString, "cuGetErrorString");
   if (!ok)
     return false;
   std::string e;

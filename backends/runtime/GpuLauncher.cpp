@@ -24,15 +24,16 @@ std::unique_ptr<GpuKernel> GpuKernel::load(const KernelManifest &manifest, const
   std::string e;
   if (!(e = cuda::check(d->moduleLoadData(&k->module, bytes.data()), "cuModuleLoadData")).empty() ||
       !(e = cuda::check(d->moduleGetFunction(&k->function, k->module, manifest.entry.c_str()),
-                        "cuModuleGetFunction")).empty()) {
+                        "cuModuleGetFunction"))
+           .empty()) {
     error = e + " (kernel '" + manifest.entry + "', target " + manifest.target + ")";
     return nullptr;
   }
   if (manifest.dynamicSharedBytes > 48 * 1024) {
     const int kMaxDynamicShared = 8; // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-    e = cuda::check(d->funcSetAttribute(k->function, kMaxDynamicShared,
-                                        (int)manifest.dynamicSharedBytes),
-                    "cuFuncSetAttribute");
+    e = cuda::check(
+        d->funcSetAttribute(k->function, kMaxDynamicShared, (int)manifest.dynamicSharedBytes),
+        "cuFuncSetAttribute");
     if (!e.empty()) {
       error = e;
       return nullptr;
@@ -94,17 +95,32 @@ bool GpuKernel::launch(const std::vector<ArgValue> &args, std::string &error,
       buffers[i].bytes = n;
       if (n && !(e = cuda::check(d->memAlloc(&buffers[i].ptr, n), "cuMemAlloc")).empty())
         break;
-      if (n && !(e = cuda::check(d->memcpyHtoD(buffers[i].ptr, args[i].data, n), "cuMemcpyHtoD")).empty())
+      if (n && !(e = cuda::check(d->memcpyHtoD(buffers[i].ptr, args[i].data, n), "cuMemcpyHtoD"))
+                    .empty())
         break;
       params.push_back(&buffers[i].ptr);
     } else {
       // Scalars travel in their own type.
       double v = args[i].scalar;
       switch (p.dtype) {
-      case DType::F32: { float f = v; std::memcpy(&scalars[i], &f, 4); break; }
-      case DType::F64: std::memcpy(&scalars[i], &v, 8); break;
-      case DType::I32: { int32_t x = (int32_t)v; std::memcpy(&scalars[i], &x, 4); break; }
-      default: { int64_t x = (int64_t)v; std::memcpy(&scalars[i], &x, 8); break; }
+      case DType::F32: {
+        float f = v;
+        std::memcpy(&scalars[i], &f, 4);
+        break;
+      }
+      case DType::F64:
+        std::memcpy(&scalars[i], &v, 8);
+        break;
+      case DType::I32: {
+        int32_t x = (int32_t)v;
+        std::memcpy(&scalars[i], &x, 4);
+        break;
+      }
+      default: {
+        int64_t x = (int64_t)v;
+        std::memcpy(&scalars[i], &x, 8);
+        break;
+      }
       }
       params.push_back(&scalars[i]);
     }
@@ -117,7 +133,8 @@ bool GpuKernel::launch(const std::vector<ArgValue> &args, std::string &error,
   }
   if (e.empty())
     e = cuda::check(d->launchKernel(function, grid[0], grid[1], grid[2], (unsigned)m.threads, 1, 1,
-                                    (unsigned)m.dynamicSharedBytes, nullptr, params.data(), nullptr),
+                                    (unsigned)m.dynamicSharedBytes, nullptr, params.data(),
+                                    nullptr),
                     "cuLaunchKernel");
   if (e.empty() && milliseconds) {
     d->eventRecord(stop, nullptr);
@@ -133,7 +150,8 @@ bool GpuKernel::launch(const std::vector<ArgValue> &args, std::string &error,
   for (size_t i = 0; e.empty() && i < args.size(); ++i) {
     const ParamInfo &p = m.signature.params[i];
     if (p.isView && p.access != "in" && buffers[i].bytes)
-      e = cuda::check(d->memcpyDtoH(args[i].data, buffers[i].ptr, buffers[i].bytes), "cuMemcpyDtoH");
+      e = cuda::check(d->memcpyDtoH(args[i].data, buffers[i].ptr, buffers[i].bytes),
+                      "cuMemcpyDtoH");
   }
   cleanup();
   if (!e.empty()) {

@@ -91,8 +91,14 @@ struct Parser {
           return false;
         v.object.emplace_back(key, std::move(member));
         ws();
-        if (s[i] == ',') { ++i; continue; }
-        if (s[i] == '}') { ++i; return true; }
+        if (s[i] == ',') {
+          ++i;
+          continue;
+        }
+        if (s[i] == '}') {
+          ++i;
+          return true;
+        }
         return fail("expected ',' or '}'");
       }
     }
@@ -108,8 +114,14 @@ struct Parser {
           return false;
         v.array.push_back(std::move(e));
         ws();
-        if (s[i] == ',') { ++i; continue; }
-        if (s[i] == ']') { ++i; return true; }
+        if (s[i] == ',') {
+          ++i;
+          continue;
+        }
+        if (s[i] == ']') {
+          ++i;
+          return true;
+        }
         return fail("expected ',' or ']'");
       }
     }
@@ -117,9 +129,19 @@ struct Parser {
       v.kind = Value::String;
       return str(v.string);
     }
-    if (lit("true")) { v.kind = Value::Bool; v.boolean = true; return true; }
-    if (lit("false")) { v.kind = Value::Bool; return true; }
-    if (lit("null")) { v.kind = Value::Null; return true; }
+    if (lit("true")) {
+      v.kind = Value::Bool;
+      v.boolean = true;
+      return true;
+    }
+    if (lit("false")) {
+      v.kind = Value::Bool;
+      return true;
+    }
+    if (lit("null")) {
+      v.kind = Value::Null;
+      return true;
+    }
     char *end = nullptr;
     double d = std::strtod(s.c_str() + i, &end);
     if (end == s.c_str() + i)
@@ -133,8 +155,12 @@ struct Parser {
 void printTo(const Value &v, std::string &out, int indent) {
   std::string pad(indent + 2, ' ');
   switch (v.kind) {
-  case Value::Null: out += "null"; break;
-  case Value::Bool: out += v.boolean ? "true" : "false"; break;
+  case Value::Null:
+    out += "null";
+    break;
+  case Value::Bool:
+    out += v.boolean ? "true" : "false";
+    break;
   case Value::Number: {
     char buf[32];
     if (v.number == std::floor(v.number) && std::fabs(v.number) < 1e15)

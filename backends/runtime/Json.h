@@ -24,10 +24,29 @@ struct Value {
   std::vector<Value> array;
   std::vector<std::pair<std::string, Value>> object; // keeps key order
 
-  static Value num(double v) { Value x; x.kind = Number; x.number = v; return x; }
-  static Value str(std::string s) { Value x; x.kind = String; x.string = std::move(s); return x; }
-  static Value arr(std::vector<Value> a = {}) { Value x; x.kind = Array; x.array = std::move(a); return x; }
-  static Value obj() { Value x; x.kind = Object; return x; }
+  static Value num(double v) {
+    Value x;
+    x.kind = Number;
+    x.number = v;
+    return x;
+  }
+  static Value str(std::string s) {
+    Value x;
+    x.kind = String;
+    x.string = std::move(s);
+    return x;
+  }
+  static Value arr(std::vector<Value> a = {}) {
+    Value x;
+    x.kind = Array;
+    x.array = std::move(a);
+    return x;
+  }
+  static Value obj() {
+    Value x;
+    x.kind = Object;
+    return x;
+  }
 
   /// Member `key` of an object, or null.
   const Value *get(const std::string &key) const;

@@ -9,7 +9,8 @@ using json::Value;
 
 static DType dtypeFromName(const std::string &n, bool &ok) {
   ok = true;
-  for (DType t : {DType::F32, DType::BF16, DType::F16, DType::F64, DType::I8, DType::I32, DType::I64})
+  for (DType t :
+       {DType::F32, DType::BF16, DType::F16, DType::F64, DType::I8, DType::I32, DType::I64})
     if (n == dtypeName(t))
       return t;
   ok = false;
@@ -67,19 +68,26 @@ bool KernelManifest::fromJson(const Value &v, KernelManifest &m, std::string &er
     return true;
   };
   const Value *f;
-  if (!need(f = v.get("entry"), Value::String, "entry")) return false;
+  if (!need(f = v.get("entry"), Value::String, "entry"))
+    return false;
   m.entry = f->string;
-  if (!need(f = v.get("target"), Value::String, "target")) return false;
+  if (!need(f = v.get("target"), Value::String, "target"))
+    return false;
   m.target = f->string;
-  if (!need(f = v.get("image"), Value::String, "image")) return false;
+  if (!need(f = v.get("image"), Value::String, "image"))
+    return false;
   m.image = f->string;
-  if ((f = v.get("op")) && f->kind == Value::String) m.op = f->string;
-  if ((f = v.get("schedule")) && f->kind == Value::String) m.schedule = f->string;
-  if (!need(f = v.get("threads"), Value::Number, "threads")) return false;
+  if ((f = v.get("op")) && f->kind == Value::String)
+    m.op = f->string;
+  if ((f = v.get("schedule")) && f->kind == Value::String)
+    m.schedule = f->string;
+  if (!need(f = v.get("threads"), Value::Number, "threads"))
+    return false;
   m.threads = f->asInt();
   if ((f = v.get("dynamic_shared_bytes")) && f->kind == Value::Number)
     m.dynamicSharedBytes = f->asInt();
-  if (!need(f = v.get("grid"), Value::Array, "grid")) return false;
+  if (!need(f = v.get("grid"), Value::Array, "grid"))
+    return false;
   m.grid = f->array;
   if (m.grid.size() < 1 || m.grid.size() > 3) {
     error = "manifest field 'grid' must have 1 to 3 extents";
@@ -87,18 +95,23 @@ bool KernelManifest::fromJson(const Value &v, KernelManifest &m, std::string &er
   }
   m.signature = {};
   m.signature.name = m.entry;
-  if (!need(f = v.get("dims"), Value::Array, "dims")) return false;
+  if (!need(f = v.get("dims"), Value::Array, "dims"))
+    return false;
   for (auto &d : f->array)
     m.signature.runtimeDims.push_back(d.string);
-  if (!need(f = v.get("params"), Value::Array, "params")) return false;
+  if (!need(f = v.get("params"), Value::Array, "params"))
+    return false;
   for (auto &q : f->array) {
     ParamInfo p;
     const Value *g;
-    if (!need(g = q.get("name"), Value::String, "params[].name")) return false;
+    if (!need(g = q.get("name"), Value::String, "params[].name"))
+      return false;
     p.name = g->string;
-    if (!need(g = q.get("kind"), Value::String, "params[].kind")) return false;
+    if (!need(g = q.get("kind"), Value::String, "params[].kind"))
+      return false;
     p.isView = g->string == "view";
-    if (!need(g = q.get("dtype"), Value::String, "params[].dtype")) return false;
+    if (!need(g = q.get("dtype"), Value::String, "params[].dtype"))
+      return false;
     bool ok;
     p.dtype = dtypeFromName(g->string, ok);
     if (!ok) {
@@ -106,9 +119,11 @@ bool KernelManifest::fromJson(const Value &v, KernelManifest &m, std::string &er
       return false;
     }
     if (p.isView) {
-      if (!need(g = q.get("access"), Value::String, "params[].access")) return false;
+      if (!need(g = q.get("access"), Value::String, "params[].access"))
+        return false;
       p.access = g->string;
-      if (!need(g = q.get("shape"), Value::Array, "params[].shape")) return false;
+      if (!need(g = q.get("shape"), Value::Array, "params[].shape"))
+        return false;
       for (auto &d : g->array) {
         p.sizes.push_back(d.kind == Value::String ? -1 : d.asInt());
         p.dimNames.push_back(d.kind == Value::String ? d.string : "");
@@ -121,9 +136,12 @@ bool KernelManifest::fromJson(const Value &v, KernelManifest &m, std::string &er
       m.consts[k] = c.asInt();
   if ((f = v.get("resources")) && f->kind == Value::Object) {
     const Value *g;
-    if ((g = f->get("registers"))) m.registers = g->asInt();
-    if ((g = f->get("static_shared_bytes"))) m.staticSharedBytes = g->asInt();
-    if ((g = f->get("spill_bytes"))) m.spillBytes = g->asInt();
+    if ((g = f->get("registers")))
+      m.registers = g->asInt();
+    if ((g = f->get("static_shared_bytes")))
+      m.staticSharedBytes = g->asInt();
+    if ((g = f->get("spill_bytes")))
+      m.spillBytes = g->asInt();
   }
   return true;
 }
@@ -171,11 +189,16 @@ bool kiln::evalGridExpr(const Value &e, const std::map<std::string, int64_t> &di
     error = "grid expression divides by zero";
     return false;
   }
-  if (op == "add") out = a + b;
-  else if (op == "sub") out = a - b;
-  else if (op == "mul") out = a * b;
-  else if (op == "div") out = a / b;
-  else if (op == "ceildiv") out = (a + b - 1) / b;
+  if (op == "add")
+    out = a + b;
+  else if (op == "sub")
+    out = a - b;
+  else if (op == "mul")
+    out = a * b;
+  else if (op == "div")
+    out = a / b;
+  else if (op == "ceildiv")
+    out = (a + b - 1) / b;
   else {
     error = "unknown grid operator '" + op + "'";
     return false;

@@ -16,11 +16,11 @@
 namespace kiln {
 
 struct KernelManifest {
-  std::string entry;       // the kernel's symbol in the image
-  std::string target;      // sm_90a, sm_100a
-  std::string image;       // file of the cubin (or PTX), relative to the manifest
+  std::string entry;        // the kernel's symbol in the image
+  std::string target;       // sm_90a, sm_100a
+  std::string image;        // file of the cubin (or PTX), relative to the manifest
   std::string op, schedule; // where it came from, for messages
-  int64_t threads = 0;     // block size (x)
+  int64_t threads = 0;      // block size (x)
   int64_t dynamicSharedBytes = 0;
   /// Grid extents x, y, z as expressions: a number, a dim name, or
   /// [op, lhs, rhs] with op in add, sub, mul, div (floor), ceildiv.
@@ -37,8 +37,8 @@ struct KernelManifest {
 };
 
 /// Evaluates a grid expression for the given runtime dims.
-bool evalGridExpr(const json::Value &expr, const std::map<std::string, int64_t> &dims,
-                  int64_t &out, std::string &error);
+bool evalGridExpr(const json::Value &expr, const std::map<std::string, int64_t> &dims, int64_t &out,
+                  std::string &error);
 
 } // namespace kiln
 

@@ -5,23 +5,37 @@ using namespace kiln;
 
 size_t kiln::dtypeBytes(DType t) {
   switch (t) {
-  case DType::F64: case DType::I64: return 8;
-  case DType::F32: case DType::I32: return 4;
-  case DType::BF16: case DType::F16: return 2;
-  case DType::I8: return 1;
+  case DType::F64:
+  case DType::I64:
+    return 8;
+  case DType::F32:
+  case DType::I32:
+    return 4;
+  case DType::BF16:
+  case DType::F16:
+    return 2;
+  case DType::I8:
+    return 1;
   }
   return 0;
 }
 
 const char *kiln::dtypeName(DType t) {
   switch (t) {
-  case DType::F32: return "f32";
-  case DType::BF16: return "bf16";
-  case DType::F16: return "f16";
-  case DType::F64: return "f64";
-  case DType::I8: return "i8";
-  case DType::I32: return "i32";
-  case DType::I64: return "i64";
+  case DType::F32:
+    return "f32";
+  case DType::BF16:
+    return "bf16";
+  case DType::F16:
+    return "f16";
+  case DType::F64:
+    return "f64";
+  case DType::I8:
+    return "i8";
+  case DType::I32:
+    return "i32";
+  case DType::I64:
+    return "i64";
   }
   return "?";
 }
@@ -80,8 +94,9 @@ bool kiln::bindArguments(const KernelSignature &sig, const std::vector<ArgValue>
         dims[n] = a.shape[d];
         boundBy[n] = p.name;
       } else if (it->second != a.shape[d]) {
-        error = where + " dim " + std::to_string(d) + " (" + n + ") is " + std::to_string(a.shape[d]) +
-                " but '" + boundBy[n] + "' gave " + n + " = " + std::to_string(it->second);
+        error = where + " dim " + std::to_string(d) + " (" + n + ") is " +
+                std::to_string(a.shape[d]) + " but '" + boundBy[n] + "' gave " + n + " = " +
+                std::to_string(it->second);
         return false;
       }
     }

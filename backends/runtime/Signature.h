@@ -42,7 +42,9 @@ struct ArgValue {
   std::vector<int64_t> shape;
   DType dtype = DType::F32;
   double scalar = 0;
-  static ArgValue tensor(void *p, std::vector<int64_t> s, DType t) { return {p, std::move(s), t, 0}; }
+  static ArgValue tensor(void *p, std::vector<int64_t> s, DType t) {
+    return {p, std::move(s), t, 0};
+  }
   static ArgValue number(double v) { return {nullptr, {}, DType::F32, v}; }
 };
 

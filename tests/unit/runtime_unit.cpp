@@ -40,8 +40,8 @@ TEST_CASE("a compiled decode kernel's manifest describes its launch", "[runtime]
   std::string errText;
   llvm::raw_string_ostream errs(errText);
   std::string root = KILN_SOURCE_DIR;
-  REQUIRE(compileOp(*ctx, root + "/ops/gdn/decode.tile", root + "/ops/gdn/schedules/sm_90a_bv8.yaml",
-                    {}, c, errs));
+  REQUIRE(compileOp(*ctx, root + "/ops/gdn/decode.tile",
+                    root + "/ops/gdn/schedules/sm_90a_bv8.yaml", {}, c, errs));
   GpuBuild build;
   REQUIRE(buildForGpu(c, /*assemble=*/true, build, errs));
   const KernelManifest &m = build.manifest;

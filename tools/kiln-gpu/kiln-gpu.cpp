@@ -67,7 +67,8 @@ int main(int argc, char **argv) {
       size_t pos = 0;
       while (pos <= v.size()) {
         size_t comma = v.find(',', pos);
-        std::string part = v.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+        std::string part =
+            v.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
         size_t eq = part.find('=');
         if (eq == std::string::npos || eq == 0 || !parseInt(part.substr(eq + 1), n) || n <= 0)
           return usage("--dims takes NAME=POSITIVE_INTEGER pairs, got '" + part + "'", i);
@@ -123,7 +124,9 @@ int main(int argc, char **argv) {
   bool ok = true;
   for (const CheckResult &c : checks) {
     std::printf("  %-16s rel_err %.3e  (tol %.0e)  %s\n", c.what.c_str(), c.relError, c.tolerance,
-                c.nan ? "FAIL (NaN/Inf)" : c.ok() ? "ok" : "FAIL");
+                c.nan    ? "FAIL (NaN/Inf)"
+                : c.ok() ? "ok"
+                         : "FAIL");
     ok &= c.ok();
   }
   std::printf("%s\n", ok ? "PASS" : "FAIL");

@@ -152,9 +152,9 @@ int kiln::compareSchedules(const CompareOptions &o) {
               n *= s;
             std::vector<double> v(n);
             for (size_t k = 0; k < n; ++k)
-              v[k] = p.dtype == DType::BF16 ? fromBf16(((uint16_t *)args[i].data)[k])
+              v[k] = p.dtype == DType::BF16  ? fromBf16(((uint16_t *)args[i].data)[k])
                      : p.dtype == DType::F32 ? ((float *)args[i].data)[k]
-                                              : 0.0;
+                                             : 0.0;
             row.outputs.push_back(std::move(v));
           }
           return true;
@@ -264,13 +264,13 @@ int kiln::compareSchedules(const CompareOptions &o) {
         std::snprintf(b, sizeof b, fmt, v);
         return std::string(b);
       };
-      std::printf("%-22s %-8s %5s %7s %6s %9.2f %9.2f %10s %10.2e%s\n", r.schedule.c_str(),
-                  r.target.c_str(), r.hasCubin ? num(r.report.registers, "%.0f").c_str() : "-",
-                  r.hasCubin ? num(r.report.sharedBytes, "%.0f").c_str() : "-",
-                  r.hasCubin ? num(r.report.spillStores + r.report.spillLoads, "%.0f").c_str() : "-",
-                  r.bytes / 1e6, r.flops / 1e6,
-                  r.estimateUs > 0 ? num(r.estimateUs, "%.2f").c_str() : "-", r.maxDiff,
-                  r.gpuUs >= 0 ? ("  gpu " + num(r.gpuUs, "%.2f") + " us").c_str() : "");
+      std::printf(
+          "%-22s %-8s %5s %7s %6s %9.2f %9.2f %10s %10.2e%s\n", r.schedule.c_str(),
+          r.target.c_str(), r.hasCubin ? num(r.report.registers, "%.0f").c_str() : "-",
+          r.hasCubin ? num(r.report.sharedBytes, "%.0f").c_str() : "-",
+          r.hasCubin ? num(r.report.spillStores + r.report.spillLoads, "%.0f").c_str() : "-",
+          r.bytes / 1e6, r.flops / 1e6, r.estimateUs > 0 ? num(r.estimateUs, "%.2f").c_str() : "-",
+          r.maxDiff, r.gpuUs >= 0 ? ("  gpu " + num(r.gpuUs, "%.2f") + " us").c_str() : "");
       if (!r.error.empty())
         std::printf("  %s\n", r.error.c_str());
       if (!r.mix.empty()) {
