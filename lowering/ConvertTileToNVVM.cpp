@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dsl/TileDialect.h"
+#include "lowering/KernelWalk.h"
 #include "lowering/Layout.h"
 #include "lowering/Passes.h"
 #include "lowering/ScalarCodegen.h"
@@ -84,11 +85,11 @@ private:
   LogicalResult lowerBlock(Block &block);
   LogicalResult lowerOp(Operation *op);
   LogicalResult lowerFor(scf::ForOp op);
-  LogicalResult lowerIf(scf::IfOp op);
   LogicalResult lowerProgramIds(ProgramIdsOp op);
-  LogicalResult lowerAccess(Operation *op, Value view, ValueRange indices, ArrayRef<int64_t> window,
-                            ArrayRef<int64_t> keep, bool masked, Value tile, bool isLoad,
-                            double other);
+  /// A load into `tile` or a store of it; the tile's shape is the window's
+  /// `keep` dims.
+  LogicalResult lowerAccess(Value view, ValueRange indices, ArrayRef<int64_t> keep, bool masked,
+                            Value tile, bool isLoad, double other);
   LogicalResult lowerReduce(ReduceOp op);
   /// A fresh shared-memory array of `count` elements; returns its address.
   Value scratchBuffer(Type elem, int64_t count);
@@ -164,12 +165,7 @@ LogicalResult GpuKernelLowering::lowerProgramIds(ProgramIdsOp op) {
   unsigned n = op.getIds().size();
   if (n > 3)
     return op.emitOpError("has ") << n << " grid axes; a CUDA grid has at most 3";
-  SmallVector<int64_t> order;
-  if (auto attr = op->getAttrOfType<DenseI64ArrayAttr>("order"))
-    order.assign(attr.asArrayRef().begin(), attr.asArrayRef().end());
-  else
-    for (unsigned i = 0; i < n; ++i)
-      order.push_back(i);
+  SmallVector<int64_t> order = launchOrder(op);
   Type i32 = b.getI32Type();
   for (auto [slot, axis] : llvm::enumerate(order)) {
     Value id = slot == 0   ? (Value)NVVM::BlockIdXOp::create(b, loc(), i32)
@@ -194,8 +190,7 @@ static bool knownMultipleOf(Value v, int64_t n) {
   return false;
 }
 
-LogicalResult GpuKernelLowering::lowerAccess(Operation *op, Value view, ValueRange indices,
-                                             ArrayRef<int64_t> window, ArrayRef<int64_t> keep,
+LogicalResult GpuKernelLowering::lowerAccess(Value view, ValueRange indices, ArrayRef<int64_t> keep,
                                              bool masked, Value tile, bool isLoad, double other) {
   ViewInfo &vi = views[view];
   auto tileType = cast<TileType>(tile.getType());
@@ -322,7 +317,6 @@ LogicalResult GpuKernelLowering::lowerAccess(Operation *op, Value view, ValueRan
   }
   if (isLoad)
     regs[tile] = result;
-  (void)op;
   return success();
 }
 
@@ -444,40 +438,18 @@ LogicalResult GpuKernelLowering::lowerFor(scf::ForOp op) {
   return success();
 }
 
-LogicalResult GpuKernelLowering::lowerIf(scf::IfOp op) {
-  if (op.getNumResults() != 0)
-    return op.emitOpError("with results is not supported in tile kernels yet");
-  bool hasElse = !op.getElseRegion().empty();
-  auto newIf = scf::IfOp::create(b, loc(), TypeRange{}, map.lookup(op.getCondition()), hasElse);
-  OpBuilder::InsertionGuard guard(b);
-  for (auto [from, to] : {std::pair{&op.getThenRegion(), &newIf.getThenRegion()},
-                          std::pair{&op.getElseRegion(), &newIf.getElseRegion()}}) {
-    if (from->empty())
-      continue;
-    b.setInsertionPoint(to->front().getTerminator());
-    for (Operation &inner : from->front().without_terminator())
-      if (failed(lowerOp(&inner)))
-        return failure();
-  }
-  return success();
-}
-
 LogicalResult GpuKernelLowering::lowerOp(Operation *op) {
   Location l = loc();
   if (auto forOp = dyn_cast<scf::ForOp>(op))
     return lowerFor(forOp);
   if (auto ifOp = dyn_cast<scf::IfOp>(op))
-    return lowerIf(ifOp);
+    return lowerIfWithoutResults(ifOp, b, loc(), map, [&](Operation *o) { return lowerOp(o); });
   if (auto ids = dyn_cast<ProgramIdsOp>(op))
     return lowerProgramIds(ids);
   if (isa<ReturnOp>(op))
     return success();
-  if (op->getDialect() != kernel->getDialect()) {
-    if (op->getNumRegions() != 0)
-      return op->emitOpError("with regions is not supported inside tile kernels");
-    b.clone(*op, map);
-    return success();
-  }
+  if (op->getDialect() != kernel->getDialect())
+    return cloneScalarOp(op, b, map);
 
   Value result = op->getNumResults() == 1 && isa<TileType>(op->getResult(0).getType())
                      ? op->getResult(0)
@@ -495,14 +467,13 @@ LogicalResult GpuKernelLowering::lowerOp(Operation *op) {
 
   return TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](LoadOp load) {
-        return lowerAccess(op, load.getView(), load.getIndices(), load.getWindow(), load.getKeep(),
-                           load.getMasked(), load.getResult(), /*isLoad=*/true,
+        return lowerAccess(load.getView(), load.getIndices(), load.getKeep(), load.getMasked(),
+                           load.getResult(), /*isLoad=*/true,
                            load.getOther() ? load.getOther()->convertToDouble() : 0.0);
       })
       .Case([&](StoreOp store) {
-        return lowerAccess(op, store.getView(), store.getIndices(), store.getWindow(),
-                           store.getKeep(), store.getMasked(), store.getValue(), /*isLoad=*/false,
-                           0.0);
+        return lowerAccess(store.getView(), store.getIndices(), store.getKeep(), store.getMasked(),
+                           store.getValue(), /*isLoad=*/false, 0.0);
       })
       .Case([&](ConstantOp c) {
         Value v = arith::ConstantOp::create(b, l, c.getValue());
@@ -650,22 +621,9 @@ LogicalResult GpuKernelLowering::run() {
     if (!views.count(arg))
       continue;
     ViewInfo &vi = views[arg];
-    ViewType view = vi.type;
-    for (unsigned d = 0; d < view.getRank(); ++d) {
-      if (view.isDynamicDim(d)) {
-        auto names = kernel.getDimNames().getAsValueRange<StringAttr>();
-        auto pos = llvm::find(names, view.getDimNames()[d].getValue());
-        vi.dims.push_back(map.lookup(body.getArgument(std::distance(names.begin(), pos))));
-      } else {
-        vi.dims.push_back(cIndex(view.getShape()[d]));
-      }
-    }
-    vi.strides.resize(view.getRank());
-    Value stride = cIndex(1);
-    for (int d = view.getRank() - 1; d >= 0; --d) {
-      vi.strides[d] = stride;
-      stride = mul(stride, vi.dims[d]);
-    }
+    ViewGeometry g = buildViewGeometry(b, loc(), kernel, vi.type, map);
+    vi.dims = g.dims;
+    vi.strides = g.strides;
   }
   Value tid = arith::IndexCastUIOp::create(b, loc(), b.getIndexType(),
                                            NVVM::ThreadIdXOp::create(b, loc(), b.getI32Type()));

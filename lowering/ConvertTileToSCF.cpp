@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dsl/TileDialect.h"
+#include "lowering/KernelWalk.h"
 #include "lowering/Passes.h"
 #include "lowering/ScalarCodegen.h"
 
@@ -39,15 +40,14 @@ private:
   OpBuilder alloc; // the function entry, where buffers go
   IRMapping map;   // tile values to buffers, other values to their copies
   /// Per view argument: its dims and row-major strides as index values.
-  DenseMap<Value, std::pair<SmallVector<Value>, SmallVector<Value>>> viewGeometry;
+  DenseMap<Value, ViewGeometry> viewGeometry;
 
   Location loc() { return kernel.getLoc(); }
-  Value cIndex(OpBuilder &ob, int64_t v) {
-    return arith::ConstantIndexOp::create(ob, loc(), v);
-  }
+  Value cIndex(OpBuilder &ob, int64_t v) { return arith::ConstantIndexOp::create(ob, loc(), v); }
   Value buffer(Type tileType) {
     auto t = cast<TileType>(tileType);
-    return memref::AllocaOp::create(alloc, loc(), MemRefType::get(t.getShape(), t.getElementType()));
+    return memref::AllocaOp::create(alloc, loc(),
+                                    MemRefType::get(t.getShape(), t.getElementType()));
   }
   void forEach(ArrayRef<int64_t> shape, BodyFn body, ArrayRef<int64_t> lower = {}) {
     SmallVector<Value> lbs, ubs, steps;
@@ -67,34 +67,26 @@ private:
     memref::StoreOp::create(nb, loc(), v, buf, ivs);
   }
   void copy(Value from, Value to, ArrayRef<int64_t> shape) {
-    forEach(shape, [&](OpBuilder &nb, ValueRange ivs) {
-      storeAt(nb, loadAt(nb, from, ivs), to, ivs);
-    });
+    forEach(shape,
+            [&](OpBuilder &nb, ValueRange ivs) { storeAt(nb, loadAt(nb, from, ivs), to, ivs); });
   }
 
   LogicalResult lowerBlock(Block &block);
   LogicalResult lowerOp(Operation *op);
   LogicalResult lowerFor(scf::ForOp op);
-  LogicalResult lowerIf(scf::IfOp op);
   void lowerProgramIds(ProgramIdsOp op);
   void lowerAccess(Operation *op, Value view, ValueRange indices, ArrayRef<int64_t> window,
-                   ArrayRef<int64_t> keep, bool masked, Value tileBuf, bool isLoad,
-                   double other);
+                   ArrayRef<int64_t> keep, bool masked, Value tileBuf, bool isLoad, double other);
 };
 
 void KernelLowering::lowerProgramIds(ProgramIdsOp op) {
   unsigned n = op.getExtents().size();
-  SmallVector<int64_t> order;
-  if (auto attr = op->getAttrOfType<DenseI64ArrayAttr>("order"))
-    order.assign(attr.asArrayRef().begin(), attr.asArrayRef().end());
-  else
-    for (unsigned i = 0; i < n; ++i)
-      order.push_back(i);
+  SmallVector<int64_t> order = launchOrder(op);
   // Outermost loop = slowest axis = last in the order.
   SmallVector<Value> ids(n);
   for (int64_t axis : llvm::reverse(order)) {
-    auto loop = scf::ForOp::create(b, loc(), cIndex(b, 0), map.lookup(op.getExtents()[axis]),
-                                   cIndex(b, 1));
+    auto loop =
+        scf::ForOp::create(b, loc(), cIndex(b, 0), map.lookup(op.getExtents()[axis]), cIndex(b, 1));
     ids[axis] = loop.getInductionVar();
     b.setInsertionPoint(loop.getBody()->getTerminator());
   }
@@ -167,9 +159,9 @@ LogicalResult KernelLowering::lowerFor(scf::ForOp op) {
       plainInits.push_back(map.lookup(init));
     }
   }
-  auto loop = scf::ForOp::create(b, loc(), map.lookup(op.getLowerBound()),
-                                 map.lookup(op.getUpperBound()), map.lookup(op.getStep()),
-                                 plainInits);
+  auto loop =
+      scf::ForOp::create(b, loc(), map.lookup(op.getLowerBound()), map.lookup(op.getUpperBound()),
+                         map.lookup(op.getStep()), plainInits);
   map.map(op.getInductionVar(), loop.getInductionVar());
   unsigned plain = 0;
   for (auto [i, arg] : llvm::enumerate(op.getRegionIterArgs()))
@@ -213,42 +205,20 @@ LogicalResult KernelLowering::lowerFor(scf::ForOp op) {
   return success();
 }
 
-LogicalResult KernelLowering::lowerIf(scf::IfOp op) {
-  if (op.getNumResults() != 0)
-    return op.emitOpError("with results is not supported in tile kernels yet");
-  bool hasElse = !op.getElseRegion().empty();
-  auto newIf = scf::IfOp::create(b, loc(), TypeRange{}, map.lookup(op.getCondition()), hasElse);
-  OpBuilder::InsertionGuard guard(b);
-  for (auto [from, to] : {std::pair{&op.getThenRegion(), &newIf.getThenRegion()},
-                          std::pair{&op.getElseRegion(), &newIf.getElseRegion()}}) {
-    if (from->empty())
-      continue;
-    b.setInsertionPoint(to->front().getTerminator());
-    for (Operation &inner : from->front().without_terminator())
-      if (failed(lowerOp(&inner)))
-        return failure();
-  }
-  return success();
-}
-
 LogicalResult KernelLowering::lowerOp(Operation *op) {
   Location l = loc();
   if (auto forOp = dyn_cast<scf::ForOp>(op))
     return lowerFor(forOp);
   if (auto ifOp = dyn_cast<scf::IfOp>(op))
-    return lowerIf(ifOp);
+    return lowerIfWithoutResults(ifOp, b, loc(), map, [&](Operation *o) { return lowerOp(o); });
   if (auto ids = dyn_cast<ProgramIdsOp>(op)) {
     lowerProgramIds(ids);
     return success();
   }
   if (isa<ReturnOp>(op))
     return success();
-  if (op->getDialect() != kernel->getDialect()) {
-    if (op->getNumRegions() != 0)
-      return op->emitOpError("with regions is not supported inside tile kernels");
-    b.clone(*op, map);
-    return success();
-  }
+  if (op->getDialect() != kernel->getDialect())
+    return cloneScalarOp(op, b, map);
 
   Value result = op->getNumResults() == 1 && isa<TileType>(op->getResult(0).getType())
                      ? buffer(op->getResult(0).getType())
@@ -283,7 +253,8 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
       .Case([&](FromIndexOp fi) {
         Type elem = elemOf(fi.getResult());
         Value v = map.lookup(fi.getInput());
-        Value asInt = arith::IndexCastOp::create(b, l, isa<FloatType>(elem) ? b.getI64Type() : elem, v);
+        Value asInt =
+            arith::IndexCastOp::create(b, l, isa<FloatType>(elem) ? b.getI64Type() : elem, v);
         storeAt(b, scalarCast(b, loc(), asInt, elem), result, {});
       })
       .Case([&](SplatOp sp) {
@@ -300,14 +271,16 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
       .Case<AddOp, SubOp, MulOp, DivOp, RemOp, MaxOp, MinOp, AndOp, OrOp, CmpOp>([&](Operation *) {
         Value x = in(op->getOperand(0)), y = in(op->getOperand(1));
         forEach(shape, [&](OpBuilder &nb, ValueRange ivs) {
-          storeAt(nb, scalarBinary(nb, loc(), op, loadAt(nb, x, ivs), loadAt(nb, y, ivs)), result, ivs);
+          storeAt(nb, scalarBinary(nb, loc(), op, loadAt(nb, x, ivs), loadAt(nb, y, ivs)), result,
+                  ivs);
         });
       })
       .Case<NegOp, AbsOp, ExpOp, LogOp, Log1pOp, SqrtOp, RsqrtOp, SigmoidOp, TanhOp, NotOp>(
           [&](Operation *) {
             Value x = in(op->getOperand(0));
             forEach(shape, [&](OpBuilder &nb, ValueRange ivs) {
-              storeAt(nb, scalarUnary(nb, loc(), op, loadAt(nb, x, ivs), MathFlavor::Libm), result, ivs);
+              storeAt(nb, scalarUnary(nb, loc(), op, loadAt(nb, x, ivs), MathFlavor::Libm), result,
+                      ivs);
             });
           })
       .Case([&](SelectOp s) {
@@ -390,9 +363,8 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
               SmallVector<Value> prev(ivs.begin(), ivs.end());
               prev[axis] = arith::SubIOp::create(nb, l, ivs[axis], cIndex(nb, 1));
               Value x = loadAt(nb, result, ivs), p = loadAt(nb, result, prev);
-              Value sum = isa<FloatType>(x.getType())
-                              ? (Value)arith::AddFOp::create(nb, l, x, p)
-                              : arith::AddIOp::create(nb, l, x, p);
+              Value sum = isa<FloatType>(x.getType()) ? (Value)arith::AddFOp::create(nb, l, x, p)
+                                                      : arith::AddIOp::create(nb, l, x, p);
               storeAt(nb, sum, result, ivs);
             },
             lower);
@@ -416,9 +388,7 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
           storeAt(nb, fma, result, {m, n});
         });
       })
-      .Default([&](Operation *) {
-        status = op->emitOpError("has no CPU lowering");
-      });
+      .Default([&](Operation *) { status = op->emitOpError("has no CPU lowering"); });
   if (result)
     map.map(op->getResult(0), result);
   return status;
@@ -448,28 +418,9 @@ LogicalResult KernelLowering::run() {
   for (auto [from, to] : llvm::zip(body.getArguments(), entry->getArguments()))
     map.map(from, to);
   // Dims and row-major strides of every view, computed once at the entry.
-  for (unsigned i = numDims; i < body.getNumArguments(); ++i) {
-    auto view = dyn_cast<ViewType>(body.getArgument(i).getType());
-    if (!view)
-      continue;
-    SmallVector<Value> dims, strides(view.getRank());
-    for (unsigned d = 0; d < view.getRank(); ++d) {
-      if (view.isDynamicDim(d)) {
-        auto pos = llvm::find(kernel.getDimNames().getAsValueRange<StringAttr>(),
-                              view.getDimNames()[d].getValue());
-        dims.push_back(entry->getArgument(
-            std::distance(kernel.getDimNames().getAsValueRange<StringAttr>().begin(), pos)));
-      } else {
-        dims.push_back(cIndex(b, view.getShape()[d]));
-      }
-    }
-    Value stride = cIndex(b, 1);
-    for (int d = view.getRank() - 1; d >= 0; --d) {
-      strides[d] = stride;
-      stride = arith::MulIOp::create(b, loc(), stride, dims[d]);
-    }
-    viewGeometry[body.getArgument(i)] = {dims, strides};
-  }
+  for (unsigned i = numDims; i < body.getNumArguments(); ++i)
+    if (auto view = dyn_cast<ViewType>(body.getArgument(i).getType()))
+      viewGeometry[body.getArgument(i)] = buildViewGeometry(b, loc(), kernel, view, map);
   for (Operation &op : body)
     if (failed(lowerOp(&op)))
       return failure();

@@ -1,6 +1,7 @@
 //===- ManifestBuilder.cpp - a manifest from a scheduled kernel -----------===//
 #include "backends/ptx/ManifestBuilder.h"
 #include "backends/cpu/KernelSignature.h"
+#include "lowering/KernelWalk.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
@@ -56,13 +57,7 @@ bool kiln::buildManifest(tile::KernelOp kernel, KernelManifest &m, std::string &
     m.grid.push_back(json::Value::num(1));
     return true;
   }
-  SmallVector<int64_t> order;
-  if (auto attr = ids->getAttrOfType<DenseI64ArrayAttr>("order"))
-    order.assign(attr.asArrayRef().begin(), attr.asArrayRef().end());
-  else
-    for (unsigned i = 0; i < ids.getExtents().size(); ++i)
-      order.push_back(i);
-  for (int64_t axis : order) {
+  for (int64_t axis : launchOrder(ids)) {
     json::Value e;
     if (!exprOf(ids.getExtents()[axis], kernel, e)) {
       error = "grid axis " + std::to_string(axis) +

@@ -1,0 +1,65 @@
+//===- KernelWalk.cpp - pieces every tile-kernel lowering shares ----------===//
+#include "lowering/KernelWalk.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+using namespace mlir;
+using namespace kiln;
+
+SmallVector<int64_t> kiln::launchOrder(tile::ProgramIdsOp op) {
+  if (auto attr = op->getAttrOfType<DenseI64ArrayAttr>("order"))
+    return SmallVector<int64_t>(attr.asArrayRef());
+  SmallVector<int64_t> order;
+  for (unsigned i = 0; i < op.getExtents().size(); ++i)
+    order.push_back(i);
+  return order;
+}
+
+ViewGeometry kiln::buildViewGeometry(OpBuilder &b, Location l, tile::KernelOp kernel,
+                                     tile::ViewType view, const IRMapping &map) {
+  ViewGeometry g;
+  Block &body = kernel.getBody().front();
+  auto names = kernel.getDimNames().getAsValueRange<StringAttr>();
+  for (unsigned d = 0; d < view.getRank(); ++d) {
+    if (view.isDynamicDim(d)) {
+      auto pos = llvm::find(names, view.getDimNames()[d].getValue());
+      g.dims.push_back(map.lookup(body.getArgument(std::distance(names.begin(), pos))));
+    } else {
+      g.dims.push_back(arith::ConstantIndexOp::create(b, l, view.getShape()[d]));
+    }
+  }
+  g.strides.resize(view.getRank());
+  Value stride = arith::ConstantIndexOp::create(b, l, 1);
+  for (int d = view.getRank() - 1; d >= 0; --d) {
+    g.strides[d] = stride;
+    stride = arith::MulIOp::create(b, l, stride, g.dims[d]);
+  }
+  return g;
+}
+
+LogicalResult kiln::lowerIfWithoutResults(scf::IfOp op, OpBuilder &b, Location l,
+                                          const IRMapping &map,
+                                          function_ref<LogicalResult(Operation *)> lowerOp) {
+  if (op.getNumResults() != 0)
+    return op.emitOpError("with results is not supported in tile kernels yet");
+  bool hasElse = !op.getElseRegion().empty();
+  auto newIf = scf::IfOp::create(b, l, TypeRange{}, map.lookup(op.getCondition()), hasElse);
+  OpBuilder::InsertionGuard guard(b);
+  for (auto [from, to] : {std::pair{&op.getThenRegion(), &newIf.getThenRegion()},
+                          std::pair{&op.getElseRegion(), &newIf.getElseRegion()}}) {
+    if (from->empty())
+      continue;
+    b.setInsertionPoint(to->front().getTerminator());
+    for (Operation &inner : from->front().without_terminator())
+      if (failed(lowerOp(&inner)))
+        return failure();
+  }
+  return success();
+}
+
+LogicalResult kiln::cloneScalarOp(Operation *op, OpBuilder &b, IRMapping &map) {
+  if (op->getNumRegions() != 0)
+    return op->emitOpError("with regions is not supported inside tile kernels");
+  b.clone(*op, map);
+  return success();
+}

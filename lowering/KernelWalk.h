@@ -1,0 +1,42 @@
+//===- KernelWalk.h - pieces every tile-kernel lowering shares --*- C++ -*-===//
+//
+// The CPU and GPU lowerings both rebuild a tile.kernel op by op. These are
+// the parts that do not depend on where tiles live (buffers or registers).
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_LOWERING_KERNELWALK_H
+#define KILN_LOWERING_KERNELWALK_H
+
+#include "dsl/TileDialect.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace kiln {
+
+/// Grid axes in launch order, fastest first: tile-apply-schedule's `order`,
+/// or the declaration order when no schedule set one.
+llvm::SmallVector<int64_t> launchOrder(tile::ProgramIdsOp op);
+
+/// A view's dims as index values (runtime dims looked up in `map`, fixed
+/// ones as constants) and its row-major strides, built at `b`.
+struct ViewGeometry {
+  llvm::SmallVector<mlir::Value> dims, strides;
+};
+ViewGeometry buildViewGeometry(mlir::OpBuilder &b, mlir::Location l, tile::KernelOp kernel,
+                               tile::ViewType view, const mlir::IRMapping &map);
+
+/// Rebuilds an scf.if without results at `b`, lowering the ops of each
+/// region with `lowerOp` (which inserts at `b`).
+mlir::LogicalResult
+lowerIfWithoutResults(mlir::scf::IfOp op, mlir::OpBuilder &b, mlir::Location l,
+                      const mlir::IRMapping &map,
+                      llvm::function_ref<mlir::LogicalResult(mlir::Operation *)> lowerOp);
+
+/// Copies an op of another dialect (index arithmetic) as it is; ops with
+/// regions other than scf.for / scf.if are refused.
+mlir::LogicalResult cloneScalarOp(mlir::Operation *op, mlir::OpBuilder &b, mlir::IRMapping &map);
+
+} // namespace kiln
+
+#endif
