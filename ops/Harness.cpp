@@ -2,6 +2,7 @@
 #include "ops/Harness.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 
 using namespace kiln;
@@ -22,6 +23,27 @@ const OpHarness *kiln::findHarness(const std::string &kernel) {
     if (h.kernel == kernel)
       return &h;
   return nullptr;
+}
+
+void OpHarness::completeConfig(RunConfig &cfg,
+                               const std::map<std::string, int64_t> &constants) const {
+  for (auto &[k, v] : constants)
+    cfg.constants[k] = v;
+  for (auto &[k, v] : defaultDims)
+    cfg.dims.emplace(k, v);
+}
+
+bool kiln::printChecks(const std::vector<CheckResult> &checks) {
+  bool ok = true;
+  for (const CheckResult &c : checks) {
+    std::printf("  %-16s rel_err %.3e  (tol %.0e)  %s\n", c.what.c_str(), c.relError, c.tolerance,
+                c.nan    ? "FAIL (NaN/Inf)"
+                : c.ok() ? "ok"
+                         : "FAIL");
+    ok &= c.ok();
+  }
+  std::printf("%s\n", ok ? "PASS" : "FAIL");
+  return ok;
 }
 
 CheckResult kiln::compare(const std::string &what, const std::vector<double> &got,

@@ -41,6 +41,10 @@ struct OpHarness {
   std::map<std::string, int64_t> defaultDims;
   /// Makes inputs, launches, runs the golden reference, compares.
   std::function<bool(const RunConfig &, const Launcher &, std::vector<CheckResult> &, std::string &)> run;
+
+  /// Fills in what a caller's config leaves out: this op's default dims, and
+  /// the consts the kernel was compiled with (they override).
+  void completeConfig(RunConfig &cfg, const std::map<std::string, int64_t> &constants) const;
 };
 
 const OpHarness *findHarness(const std::string &kernel);
@@ -49,6 +53,9 @@ void registerHarness(OpHarness harness);
 /// ||x - ref|| / ||ref|| over all elements, with NaN / Inf detection.
 CheckResult compare(const std::string &what, const std::vector<double> &got,
                     const std::vector<double> &ref, double tolerance);
+
+/// Prints one line per check and PASS / FAIL; returns whether all passed.
+bool printChecks(const std::vector<CheckResult> &checks);
 
 /// bf16 as its 16 bits: round to nearest even, and back.
 uint16_t toBf16(float x);

@@ -104,9 +104,7 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "kiln-gpu: error: no golden harness for kernel '%s'\n", m.entry.c_str());
     return 2;
   }
-  for (auto &[k, d] : harness->defaultDims)
-    cfg.dims.emplace(k, d);
-  cfg.constants = m.consts;
+  harness->completeConfig(cfg, m.consts);
   double ms = 0;
   Launcher launch = [&](const std::vector<ArgValue> &args, std::string &err) {
     return kernel->launch(args, err, &ms);
@@ -121,14 +119,5 @@ int main(int argc, char **argv) {
     dims += (dims.empty() ? "" : ",") + k + "=" + std::to_string(d);
   std::printf("%s (%s, %s) dims %s seed %llu: kernel %.3f ms (cold, one launch)\n", m.entry.c_str(),
               m.schedule.c_str(), m.target.c_str(), dims.c_str(), (unsigned long long)cfg.seed, ms);
-  bool ok = true;
-  for (const CheckResult &c : checks) {
-    std::printf("  %-16s rel_err %.3e  (tol %.0e)  %s\n", c.what.c_str(), c.relError, c.tolerance,
-                c.nan    ? "FAIL (NaN/Inf)"
-                : c.ok() ? "ok"
-                         : "FAIL");
-    ok &= c.ok();
-  }
-  std::printf("%s\n", ok ? "PASS" : "FAIL");
-  return ok ? 0 : 1;
+  return printChecks(checks) ? 0 : 1;
 }

@@ -111,97 +111,87 @@ int kiln::compareSchedules(const CompareOptions &o) {
     row.schedule = llvm::sys::path::filename(path).str();
     std::string errText;
     llvm::raw_string_ostream errs(errText);
-    // The CPU run: same seed, so every schedule sees the same inputs.
-    {
-      auto ctx = makeContext();
-      SourceDiagnostics diags(*ctx, errs);
-      Compiled c;
-      if (!compileOp(*ctx, o.tilePath, path, o.constants, c, errs)) {
-        row.error = errText;
-        rows.push_back(row);
-        continue;
-      }
-      row.target = c.schedule.target->name;
-      auto kernelOp = *c.module->getOps<tile::KernelOp>().begin();
-      const OpHarness *harness = findHarness(kernelOp.getSymName().str());
-      RunConfig cfg;
-      cfg.dims = o.dims;
-      cfg.seed = o.seed;
-      if (harness)
-        for (auto &[k, v] : harness->defaultDims)
-          cfg.dims.emplace(k, v);
-      cfg.constants = c.constants;
-      estimate(kernelOp, cfg.dims, row);
-      const TargetDesc &t = *c.schedule.target;
-      if (t.bandwidthBytesPerS > 0)
-        row.estimateUs = 1e6 * std::max(row.bytes / t.bandwidthBytesPerS,
-                                        t.bf16FlopsPerS > 0 ? row.flops / t.bf16FlopsPerS : 0.0);
-      std::string error;
-      auto cpu = CpuKernel::compile(*c.module, error);
-      if (cpu && harness) {
-        std::vector<CheckResult> checks;
-        Launcher launch = [&](const std::vector<ArgValue> &args, std::string &err) {
-          if (!cpu->launch(args, err))
-            return false;
-          for (size_t i = 0; i < args.size(); ++i) {
-            const ParamInfo &p = cpu->signature().params[i];
-            if (!p.isView || p.access == "in")
-              continue;
-            size_t n = 1;
-            for (int64_t s : args[i].shape)
-              n *= s;
-            std::vector<double> v(n);
-            for (size_t k = 0; k < n; ++k)
-              v[k] = p.dtype == DType::BF16  ? fromBf16(((uint16_t *)args[i].data)[k])
-                     : p.dtype == DType::F32 ? ((float *)args[i].data)[k]
-                                             : 0.0;
-            row.outputs.push_back(std::move(v));
-          }
-          return true;
-        };
-        if (!harness->run(cfg, launch, checks, error))
-          row.error = error;
-      } else if (!cpu) {
-        row.error = error;
-      }
-    }
-    // The GPU build: a fresh context, the module is lowered in place.
     auto ctx = makeContext();
     SourceDiagnostics diags(*ctx, errs);
     Compiled c;
-    if (row.error.empty() && compileOp(*ctx, o.tilePath, path, o.constants, c, errs) &&
-        c.schedule.target->isGpu) {
+    if (!compileOp(*ctx, o.tilePath, path, o.constants, c, errs)) {
+      row.error = errText;
+      rows.push_back(row);
+      continue;
+    }
+    row.target = c.schedule.target->name;
+    auto kernelOp = *c.module->getOps<tile::KernelOp>().begin();
+    const OpHarness *harness = findHarness(kernelOp.getSymName().str());
+    // One config for the CPU and the GPU run: same seed, so every schedule
+    // sees the same inputs.
+    RunConfig cfg;
+    cfg.dims = o.dims;
+    cfg.seed = o.seed;
+    if (harness)
+      harness->completeConfig(cfg, c.constants);
+    estimate(kernelOp, cfg.dims, row);
+    const TargetDesc &t = *c.schedule.target;
+    if (t.bandwidthBytesPerS > 0)
+      row.estimateUs = 1e6 * std::max(row.bytes / t.bandwidthBytesPerS,
+                                      t.bf16FlopsPerS > 0 ? row.flops / t.bf16FlopsPerS : 0.0);
+    // Both backends lower in place: the GPU build gets its own copy.
+    Compiled g;
+    g.module = c.module->clone();
+    g.schedule = c.schedule;
+    g.constants = c.constants;
+
+    std::string error;
+    auto cpu = CpuKernel::compile(*c.module, error);
+    if (cpu && harness) {
+      std::vector<CheckResult> checks;
+      Launcher launch = [&](const std::vector<ArgValue> &args, std::string &err) {
+        if (!cpu->launch(args, err))
+          return false;
+        for (size_t i = 0; i < args.size(); ++i) {
+          const ParamInfo &p = cpu->signature().params[i];
+          if (!p.isView || p.access == "in")
+            continue;
+          size_t n = 1;
+          for (int64_t s : args[i].shape)
+            n *= s;
+          std::vector<double> v(n);
+          for (size_t k = 0; k < n; ++k)
+            v[k] = p.dtype == DType::BF16  ? fromBf16(((uint16_t *)args[i].data)[k])
+                   : p.dtype == DType::F32 ? ((float *)args[i].data)[k]
+                                           : 0.0;
+          row.outputs.push_back(std::move(v));
+        }
+        return true;
+      };
+      if (!harness->run(cfg, launch, checks, error))
+        row.error = error;
+    } else if (!cpu) {
+      row.error = error;
+    }
+
+    if (row.error.empty() && t.isGpu) {
       GpuBuild build;
       bool assemble = !findPtxas().empty();
-      if (buildForGpu(c, assemble, build, errs)) {
+      if (buildForGpu(g, assemble, build, errs)) {
         row.hasPtx = true;
         row.hasCubin = assemble;
         row.report = build.report;
         row.mix = instructionMix(build.ptx);
-        std::string error;
-        if (assemble) {
-          auto gpu = GpuKernel::load(build.manifest, build.cubin, error);
-          const OpHarness *harness = findHarness(build.manifest.entry);
-          if (gpu && harness) {
-            RunConfig cfg;
-            cfg.dims = o.dims;
-            for (auto &[k, v] : harness->defaultDims)
-              cfg.dims.emplace(k, v);
-            cfg.constants = c.constants;
-            std::vector<CheckResult> checks;
-            double best = 1e30;
-            Launcher launch = [&](const std::vector<ArgValue> &args, std::string &err) {
-              double ms = 0;
-              for (int rep = 0; rep < 5; ++rep) // first launches warm up
-                if (!gpu->launch(args, err, &ms))
-                  return false;
-                else
-                  best = std::min(best, ms);
-              return true;
-            };
-            if (harness->run(cfg, launch, checks, error))
-              row.gpuUs = 1e3 * best;
-          }
+        auto gpu = assemble ? GpuKernel::load(build.manifest, build.cubin, error) : nullptr;
+        if (gpu && harness) {
+          std::vector<CheckResult> checks;
+          double best = 1e30;
+          Launcher launch = [&](const std::vector<ArgValue> &args, std::string &err) {
+            double ms = 0;
+            for (int rep = 0; rep < 5; ++rep) // first launches warm up
+              if (!gpu->launch(args, err, &ms))
+                return false;
+              else
+                best = std::min(best, ms);
+            return true;
+          };
+          if (harness->run(cfg, launch, checks, error))
+            row.gpuUs = 1e3 * best;
         }
       } else {
         row.error = errText;

@@ -134,10 +134,7 @@ bool kiln::runOnCpu(const std::string &tilePath, const std::string &schedulePath
     return false;
   }
   auto t1 = std::chrono::steady_clock::now();
-  for (auto &[k, v] : c.constants)
-    config.constants[k] = v;
-  for (auto &[k, v] : harness->defaultDims)
-    config.dims.emplace(k, v);
+  harness->completeConfig(config, c.constants);
   double launchMs = 0;
   Launcher launch = [&](const std::vector<ArgValue> &args, std::string &err) {
     auto s = std::chrono::steady_clock::now();

@@ -258,12 +258,6 @@ int compileCommand(const Args &a) {
   return writeFile(a.output, text) ? 0 : 1;
 }
 
-void printChecks(const std::vector<CheckResult> &checks) {
-  for (const CheckResult &c : checks)
-    std::printf("  %-16s rel_err %.3e  (tol %.0e)  %s\n", c.what.c_str(), c.relError, c.tolerance,
-                c.nan ? "FAIL (NaN/Inf)" : c.ok() ? "ok" : "FAIL");
-}
-
 int runOnGpuCommand(const Args &a, RunConfig cfg) {
   auto ctx = makeContext();
   SourceDiagnostics diags(*ctx, llvm::errs());
@@ -293,10 +287,7 @@ int runOnGpuCommand(const Args &a, RunConfig cfg) {
     llvm::errs() << "kiln: error: no golden harness for kernel '" << build.manifest.entry << "'\n";
     return 2;
   }
-  for (auto &[k, v] : c.constants)
-    cfg.constants[k] = v;
-  for (auto &[k, v] : harness->defaultDims)
-    cfg.dims.emplace(k, v);
+  harness->completeConfig(cfg, c.constants);
   double ms = 0;
   Launcher launch = [&](const std::vector<ArgValue> &args, std::string &err) {
     return kernel->launch(args, err, &ms);
@@ -308,12 +299,7 @@ int runOnGpuCommand(const Args &a, RunConfig cfg) {
   }
   std::printf("%s with %s on %s: %d registers, kernel %.3f ms (one cold launch)\n", a.input.c_str(),
               a.schedule.c_str(), a.target.c_str(), build.report.registers, ms);
-  printChecks(checks);
-  bool ok = true;
-  for (const CheckResult &ch : checks)
-    ok &= ch.ok();
-  std::printf("%s\n", ok ? "PASS" : "FAIL");
-  return ok ? 0 : 1;
+  return printChecks(checks) ? 0 : 1;
 }
 
 int runCommand(const Args &a) {
@@ -332,12 +318,7 @@ int runCommand(const Args &a) {
   double totalMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   std::printf("%s with %s on cpu: compile %.0f ms, kernel %.1f ms, total %.0f ms\n", a.input.c_str(),
               a.schedule.c_str(), compileMs, runMs, totalMs);
-  printChecks(checks);
-  bool ok = true;
-  for (const CheckResult &c : checks)
-    ok &= c.ok();
-  std::printf("%s\n", ok ? "PASS" : "FAIL");
-  return ok ? 0 : 1;
+  return printChecks(checks) ? 0 : 1;
 }
 
 int checkCommand(const Args &a) {
