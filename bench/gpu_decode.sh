@@ -25,8 +25,21 @@ for m in "$SMALL"/*.json; do
   for d in B=1,H=4,HV=8 B=3,H=16,HV=32 B=7,H=2,HV=2; do check "$m" --dims $d --skip 0.3; done
 done
 echo "golden checks: $(grep -c '^PASS' "$OUT/golden.log") passed, $fails failed"
-first=$(ls "$KERNELS"/*.json | head -1)
-compute-sanitizer --tool memcheck --error-exitcode 9 "$RUN" run "$first" --dims B=7,H=4,HV=8 --skip 0.3 >"$OUT/memcheck.log" 2>&1; echo "memcheck rc $? ($(grep -c 'ERROR SUMMARY: 0' "$OUT/memcheck.log") clean summaries)"
-compute-sanitizer --tool racecheck --error-exitcode 9 "$RUN" run "$first" --dims B=7,H=4,HV=8 --skip 0.3 >"$OUT/racecheck.log" 2>&1; echo "racecheck rc $? ($(grep -c '0 hazards' "$OUT/racecheck.log") clean summaries)"
+# One schedule of each kind: plain vectorised loads, and the TMA ring with
+# warp roles (synccheck too: mbarriers and named barriers).
+for k in sm_90a_bv8 sm_90a_tma; do
+  m="$KERNELS/$k.json"; [ -f "$m" ] || continue
+  for tool in memcheck racecheck synccheck; do
+    compute-sanitizer --tool $tool --error-exitcode 9 "$RUN" run "$m" --dims B=7,H=4,HV=8 --skip 0.3 >"$OUT/$tool-$k.log" 2>&1
+    echo "$tool $k rc $? ($(grep -E -c 'ERROR SUMMARY: 0|0 hazards|RACECHECK SUMMARY: 0' "$OUT/$tool-$k.log") clean summaries)"
+  done
+done
+# sm_100a: what the machine code holds (never run: no B200).
+for c in .kiln-out/sm100/*.cubin; do
+  [ -f "$c" ] || continue
+  cuobjdump --dump-sass "$c" >"$OUT/$(basename "$c" .cubin).sass" 2>&1
+  s="$OUT/$(basename "$c" .cubin).sass"
+  echo "sass $(basename "$c"): UTMALDG $(grep -c UTMALDG "$s") SYNCS $(grep -c SYNCS "$s") USETMAXREG $(grep -c USETMAXREG "$s") LDG.E.128 $(grep -c 'LDG.E.128' "$s") LDS.128 $(grep -c 'LDS.128' "$s") STG.E.128 $(grep -c 'STG.E.128' "$s") LDL/STL $(grep -c -E '\b(LDL|STL)\b' "$s")"
+done
 python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl 2>/dev/null; export PYTHONPATH=/tmp/site:bench
 PYTHONUNBUFFERED=1 FLA_PATH=.peer python3 bench/decode_bench.py "$KERNELS"/*.json --json "$OUT/decode.json" ${BATCHES:+--batches $BATCHES} 2>&1 | tee "$OUT/bench.log"

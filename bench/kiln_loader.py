@@ -15,6 +15,9 @@ import torch
 _DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16,
            "f64": torch.float64, "i8": torch.int8, "i32": torch.int32, "i64": torch.int64}
 _cuda = None
+# CUtensorMapDataType by torch dtype.
+_TMA_DTYPES = {torch.float32: 7, torch.bfloat16: 9, torch.float16: 6, torch.float64: 8,
+               torch.int32: 3, torch.int64: 5, torch.int8: 0}
 
 
 def _driver():
@@ -67,6 +70,30 @@ class KilnKernel:
                    "cuFuncSetAttribute")
         self.params = self.m["params"]
         self.name = f'{self.m["entry"]}[{self.m["schedule"]}]'
+        self._maps = {}
+        self.sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+
+    def _tensor_map(self, info, tensor):
+        """A TMA descriptor (128 bytes, 64-byte aligned) over `tensor`, cached."""
+        key = (info["param"], tensor.data_ptr(), tuple(tensor.shape))
+        if key in self._maps:
+            return self._maps[key]
+        rank = tensor.dim()
+        raw = ctypes.create_string_buffer(128 + 64)
+        addr = (ctypes.addressof(raw) + 63) // 64 * 64
+        size = tensor.element_size()
+        dims = (ctypes.c_uint64 * rank)(*reversed(tensor.shape))
+        strides = (ctypes.c_uint64 * max(rank - 1, 1))(
+            *[s * size for s in reversed(tensor.stride()[:-1])])
+        box = (ctypes.c_uint32 * rank)(*reversed(info["box"]))
+        ones = (ctypes.c_uint32 * rank)(*([1] * rank))
+        # interleave none, swizzle none, L2 promotion 256 B, no OOB fill
+        _check(_driver().cuTensorMapEncodeTiled(
+            ctypes.c_void_p(addr), ctypes.c_int(_TMA_DTYPES[tensor.dtype]), ctypes.c_uint(rank),
+            ctypes.c_void_p(tensor.data_ptr()), dims, strides, box, ones,
+            0, 0, 3, 0), f"cuTensorMapEncodeTiled({self.name})")
+        self._maps[key] = (raw, ctypes.c_void_p(addr))
+        return self._maps[key]
 
     def bind(self, args):
         """Checks the arguments and solves the runtime dims, like the C++ runtime."""
@@ -101,6 +128,8 @@ class KilnKernel:
         grid = [_grid_extent(e, dims) for e in self.m["grid"]] + [1] * (3 - len(self.m["grid"]))
         if min(grid) <= 0:
             return
+        if self.m.get("persistent", 0):
+            grid = [min(grid[0] * grid[1] * grid[2], self.sms * self.m["persistent"]), 1, 1]
         holders = [ctypes.c_int64(dims.get(n, 0)) for n in self.m["dims"]]
         for p, a in zip(self.params, args):
             if p["kind"] == "view":
@@ -113,7 +142,10 @@ class KilnKernel:
                 holders.append(ctypes.c_int32(a))
             else:
                 holders.append(ctypes.c_int64(a))
-        params = (ctypes.c_void_p * len(holders))(*[ctypes.addressof(h) for h in holders])
+        addrs = [ctypes.addressof(h) for h in holders]
+        for info in self.m.get("tensor_maps", []):
+            addrs.append(self._tensor_map(info, args[info["param"]])[1].value)
+        params = (ctypes.c_void_p * len(addrs))(*addrs)
         stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
         _check(_driver().cuLaunchKernel(self.function, grid[0], grid[1], grid[2],
                                         self.m["threads"], 1, 1,

@@ -35,12 +35,15 @@ def Tile_ScheduleAttr : AttrDef<Tile_Dialect, "Schedule"> {
     chunk size); `grid` orders the kernel's grid axes, fastest-varying first;
     `warps` is the CTA size in warps; `mma` names the matrix instruction
     (`simt`, `wgmma`, `tcgen05`, or `none`); `roles` and `pipelines` describe
-    warp specialisation and asynchronous copies.
+    warp specialisation and asynchronous copies; `persistent` (when not 0)
+    keeps that many CTAs resident per SM, each looping over grid points, so
+    pipelines can fetch the next point's tiles while this one computes.
   }];
   let parameters = (ins "::mlir::StringAttr":$target, "::mlir::DictionaryAttr":$params,
                         "::mlir::ArrayAttr":$grid, "int64_t":$warps,
                         "::mlir::StringAttr":$mma, "::mlir::ArrayAttr":$roles,
-                        "::mlir::ArrayAttr":$pipelines);
+                        "::mlir::ArrayAttr":$pipelines,
+                        DefaultValuedParameter<"int64_t", "0">:$persistent);
   let assemblyFormat = "`<` struct(params) `>`";
 }
 

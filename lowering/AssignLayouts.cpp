@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dsl/TileDialect.h"
+#include "lowering/KernelPlan.h"
 #include "lowering/Layout.h"
 #include "lowering/Passes.h"
 
@@ -258,7 +259,9 @@ struct TileAssignLayouts : kiln::impl::TileAssignLayoutsBase<TileAssignLayouts> 
       auto schedule = kernel.getScheduleAttr();
       if (!schedule)
         continue;
-      if (failed(LayoutSolver(kernel, schedule.getWarps()).run()))
+      // Layouts span the warps of one computing role.
+      FailureOr<KernelPlan> plan = KernelPlan::build(kernel);
+      if (failed(plan) || failed(LayoutSolver(kernel, plan->layoutWarps).run()))
         return signalPassFailure();
     }
   }

@@ -9,8 +9,17 @@
 // move up to 16 bytes per access. Reductions combine a thread's registers,
 // then lanes by butterfly shuffles, then warps through shared memory.
 //
+// Warp roles (KernelPlan): each role is one branch of an if/else over the
+// warp index and lowers only the ops it runs. A load carried by a TMA
+// pipeline becomes, in the role that issues it, a wait on the stage's empty
+// mbarrier, an expect-tx arrive and a bulk tensor copy into the stage; in
+// the roles that read it, a wait on the stage's full mbarrier, shared-memory
+// loads into the tile's registers and an arrive on the empty mbarrier.
+// `persistent` wraps each role's body in a loop over grid points.
+//
 //===----------------------------------------------------------------------===//
 #include "dsl/TileDialect.h"
+#include "lowering/KernelPlan.h"
 #include "lowering/KernelWalk.h"
 #include "lowering/Layout.h"
 #include "lowering/Passes.h"
@@ -44,8 +53,8 @@ struct ViewInfo {
 
 class GpuKernelLowering {
 public:
-  GpuKernelLowering(KernelOp kernel, ModuleOp module)
-      : kernel(kernel), module(module), b(kernel), schedule(kernel.getScheduleAttr()) {}
+  GpuKernelLowering(KernelOp kernel, ModuleOp module, const KernelPlan &plan)
+      : kernel(kernel), module(module), b(kernel), schedule(kernel.getScheduleAttr()), plan(plan) {}
   LogicalResult run();
 
 private:
@@ -56,10 +65,20 @@ private:
   IRMapping map;              // non-tile values to their copies
   DenseMap<Value, Regs> regs; // tile values to this thread's registers
   DenseMap<Value, ViewInfo> views;
-  Value lane, warp; // index
+  const KernelPlan &plan;
+  unsigned role = 0; // the role being lowered
+  Value tid;         // index of the thread in the CTA
+  Value lane, warp;  // index; warp counts from the role's first warp
   unsigned scratchCount = 0;
+  /// Per ring: its tensor map parameter and this thread's counts of copies
+  /// issued and of stages read (i32 allocas; SROA keeps them in registers).
+  SmallVector<Value> tensorMaps, issued, consumed;
+  Value dynamicSmem; // ptr addrspace(3), base of the rings and mbarriers
 
   Location loc() { return kernel.getLoc(); }
+  SmallVector<Value> mapped(ValueRange vs) {
+    return llvm::map_to_vector(vs, [&](Value v) { return map.lookup(v); });
+  }
   Value cIndex(int64_t v) { return arith::ConstantIndexOp::create(b, loc(), v); }
   Value add(Value x, Value y) { return arith::AddIOp::create(b, loc(), x, y); }
   Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc(), x, y); }
@@ -69,7 +88,24 @@ private:
   Value andOf(Value x, Value y) {
     return x ? arith::AndIOp::create(b, loc(), x, y).getResult() : y;
   }
-  int64_t numWarps() { return schedule.getWarps(); }
+  /// Warps a tile layout spans: those of a computing role.
+  int64_t numWarps() { return plan.layoutWarps; }
+  Value cI32(int64_t v) { return arith::ConstantIntOp::create(b, loc(), v, 32); }
+  bool runs(Operation *op) { return plan.roles[role].runs.contains(op); }
+  /// Synchronises the threads of the current role.
+  void syncRole();
+  /// Address `bytes` into dynamic shared memory.
+  Value smemAt(Value byteOffset);
+  Value ringStage(const RingPlan &ring, Value stage);
+  Value ringBarrier(const RingPlan &ring, Value index);
+  /// Stage and phase parity of the next use of a ring by this thread, from
+  /// the counter at `counter`.
+  std::pair<Value, Value> ringPosition(const RingPlan &ring, Value counter);
+  void bumpCounter(Value counter);
+  void waitBarrier(Value barrier, Value parity);
+  LogicalResult lowerRingLoad(const RingPlan &ring, LoadOp load);
+  void initRings();
+  LogicalResult lowerRole(unsigned r, Block &body, const IRMapping &entryMap);
 
   /// Layout of a tile value (from its op, or for loop-carried values, from
   /// the value that initialises them).
@@ -88,8 +124,8 @@ private:
   LogicalResult lowerProgramIds(ProgramIdsOp op);
   /// A load into `tile` or a store of it; the tile's shape is the window's
   /// `keep` dims.
-  LogicalResult lowerAccess(Value view, ValueRange indices, ArrayRef<int64_t> keep, bool masked,
-                            Value tile, bool isLoad, double other);
+  LogicalResult lowerAccess(const ViewInfo &vi, ArrayRef<Value> starts, ArrayRef<int64_t> keep,
+                            bool masked, Value tile, bool isLoad, double other);
   LogicalResult lowerReduce(ReduceOp op);
   /// A fresh shared-memory array of `count` elements; returns its address.
   Value scratchBuffer(Type elem, int64_t count);
@@ -167,6 +203,29 @@ LogicalResult GpuKernelLowering::lowerProgramIds(ProgramIdsOp op) {
     return op.emitOpError("has ") << n << " grid axes; a CUDA grid has at most 3";
   SmallVector<int64_t> order = launchOrder(op);
   Type i32 = b.getI32Type();
+  if (plan.persistent) {
+    // Resident CTAs stride over the grid points, the first axis of the
+    // launch order fastest. The rest of the kernel goes inside the loop.
+    if (op->getParentOp() != kernel)
+      return op.emitOpError("must be at the top of the kernel for a persistent schedule");
+    Value total = cIndex(1);
+    for (Value e : op.getExtents())
+      total = mul(total, map.lookup(e));
+    auto index = [&](Value v) {
+      return arith::IndexCastUIOp::create(b, loc(), b.getIndexType(), v);
+    };
+    Value first = index(NVVM::BlockIdXOp::create(b, loc(), i32));
+    Value step = index(NVVM::GridDimXOp::create(b, loc(), i32));
+    auto loop = scf::ForOp::create(b, loc(), first, total, step);
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    Value rest = loop.getInductionVar();
+    for (int64_t axis : order) {
+      Value extent = map.lookup(op.getExtents()[axis]);
+      map.map(op.getIds()[axis], arith::RemUIOp::create(b, loc(), rest, extent));
+      rest = arith::DivUIOp::create(b, loc(), rest, extent);
+    }
+    return success();
+  }
   for (auto [slot, axis] : llvm::enumerate(order)) {
     Value id = slot == 0   ? (Value)NVVM::BlockIdXOp::create(b, loc(), i32)
                : slot == 1 ? (Value)NVVM::BlockIdYOp::create(b, loc(), i32)
@@ -190,16 +249,13 @@ static bool knownMultipleOf(Value v, int64_t n) {
   return false;
 }
 
-LogicalResult GpuKernelLowering::lowerAccess(Value view, ValueRange indices, ArrayRef<int64_t> keep,
-                                             bool masked, Value tile, bool isLoad, double other) {
-  ViewInfo &vi = views[view];
+LogicalResult GpuKernelLowering::lowerAccess(const ViewInfo &vi, ArrayRef<Value> starts,
+                                             ArrayRef<int64_t> keep, bool masked, Value tile,
+                                             bool isLoad, double other) {
   auto tileType = cast<TileType>(tile.getType());
   Type elem = tileType.getElementType();
   unsigned elemBytes = std::max(1u, elem.getIntOrFloatBitWidth() / 8);
   Type ptrType = vi.ptr.getType();
-  SmallVector<Value> starts;
-  for (Value i : indices)
-    starts.push_back(map.lookup(i));
   auto gep = [&](Value offset) {
     Value off64 = arith::IndexCastOp::create(b, loc(), b.getI64Type(), offset);
     return LLVM::GEPOp::create(b, loc(), ptrType, elem, vi.ptr, ValueRange{off64});
@@ -365,7 +421,7 @@ LogicalResult GpuKernelLowering::lowerReduce(ReduceOp op) {
       };
       for (int64_t r = 0; r < numOut; ++r)
         LLVM::StoreOp::create(b, loc(), partial[r], slot(warp, r), bytes);
-      NVVM::Barrier0Op::create(b, loc());
+      syncRole();
       Value mine = warpCoord(in, p);
       Value stride = cIndex(in.warpStride(p));
       // The first warp of this thread's group along p.
@@ -380,7 +436,7 @@ LogicalResult GpuKernelLowering::lowerReduce(ReduceOp op) {
         partial[r] = acc;
       }
       // The scratch may be reused when this op runs again (a loop).
-      NVVM::Barrier0Op::create(b, loc());
+      syncRole();
     }
   }
   regs[op.getResult()] = partial;
@@ -439,6 +495,8 @@ LogicalResult GpuKernelLowering::lowerFor(scf::ForOp op) {
 }
 
 LogicalResult GpuKernelLowering::lowerOp(Operation *op) {
+  if (!runs(op))
+    return success(); // another role's work
   Location l = loc();
   if (auto forOp = dyn_cast<scf::ForOp>(op))
     return lowerFor(forOp);
@@ -467,13 +525,15 @@ LogicalResult GpuKernelLowering::lowerOp(Operation *op) {
 
   return TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](LoadOp load) {
-        return lowerAccess(load.getView(), load.getIndices(), load.getKeep(), load.getMasked(),
-                           load.getResult(), /*isLoad=*/true,
+        if (const RingPlan *ring = plan.ringOf(load))
+          return lowerRingLoad(*ring, load);
+        return lowerAccess(views[load.getView()], mapped(load.getIndices()), load.getKeep(),
+                           load.getMasked(), load.getResult(), /*isLoad=*/true,
                            load.getOther() ? load.getOther()->convertToDouble() : 0.0);
       })
       .Case([&](StoreOp store) {
-        return lowerAccess(store.getView(), store.getIndices(), store.getKeep(), store.getMasked(),
-                           store.getValue(), /*isLoad=*/false, 0.0);
+        return lowerAccess(views[store.getView()], mapped(store.getIndices()), store.getKeep(),
+                           store.getMasked(), store.getValue(), /*isLoad=*/false, 0.0);
       })
       .Case([&](ConstantOp c) {
         Value v = arith::ConstantOp::create(b, l, c.getValue());
@@ -560,9 +620,152 @@ LogicalResult GpuKernelLowering::lowerOp(Operation *op) {
       .Default([&](Operation *) { return op->emitOpError("has no GPU lowering yet"); });
 }
 
+void GpuKernelLowering::syncRole() {
+  const RolePlan &r = plan.roles[role];
+  if (r.numWarps == plan.warps) {
+    NVVM::Barrier0Op::create(b, loc());
+    return;
+  }
+  // Named barrier 1 + role, for the role's threads only: the other roles
+  // never reach it.
+  NVVM::BarrierOp::create(b, loc(), Type(), cI32(1 + role), cI32(r.numWarps * 32),
+                          NVVM::BarrierReductionAttr(), Value());
+}
+
+Value GpuKernelLowering::smemAt(Value byteOffset) {
+  Value off = arith::IndexCastOp::create(b, loc(), b.getI64Type(), byteOffset);
+  return LLVM::GEPOp::create(b, loc(), dynamicSmem.getType(), b.getI8Type(), dynamicSmem,
+                             ValueRange{off});
+}
+
+Value GpuKernelLowering::ringStage(const RingPlan &ring, Value stage) {
+  return smemAt(add(cIndex(ring.offset), mul(stage, cIndex(ring.stageStride))));
+}
+
+Value GpuKernelLowering::ringBarrier(const RingPlan &ring, Value index) {
+  return smemAt(add(cIndex(ring.barrierOffset), mul(index, cIndex(8))));
+}
+
+std::pair<Value, Value> GpuKernelLowering::ringPosition(const RingPlan &ring, Value counter) {
+  Value n = LLVM::LoadOp::create(b, loc(), b.getI32Type(), counter);
+  Value nIdx = arith::IndexCastUIOp::create(b, loc(), b.getIndexType(), n);
+  Value stage = arith::RemUIOp::create(b, loc(), nIdx, cIndex(ring.depth));
+  Value round = arith::DivUIOp::create(b, loc(), n, cI32(ring.depth));
+  Value parity = arith::AndIOp::create(b, loc(), round, cI32(1));
+  return {stage, parity};
+}
+
+void GpuKernelLowering::bumpCounter(Value counter) {
+  Value n = LLVM::LoadOp::create(b, loc(), b.getI32Type(), counter);
+  LLVM::StoreOp::create(b, loc(), arith::AddIOp::create(b, loc(), n, cI32(1)), counter);
+}
+
+void GpuKernelLowering::waitBarrier(Value barrier, Value parity) {
+  NVVM::MBarrierTryWaitParityOp::create(b, loc(), barrier, parity, cI32(0x989680));
+}
+
+LogicalResult GpuKernelLowering::lowerRingLoad(const RingPlan &ring, LoadOp load) {
+  unsigned index = &ring - plan.rings.data();
+  TileType tileType = load.getResult().getType();
+  if (ring.issuer == role) {
+    // One thread issues: the role's only thread when it just copies.
+    OpBuilder::InsertionGuard guard(b);
+    if (!plan.roles[role].copyOnly) {
+      auto leader =
+          scf::IfOp::create(b, loc(), TypeRange{}, andOf(eq(lane, 0), eq(warp, 0)), false);
+      b.setInsertionPoint(leader.thenBlock()->getTerminator());
+    }
+    auto [stage, parity] = ringPosition(ring, issued[index]);
+    // The readers released this stage (a fresh barrier passes parity 1).
+    waitBarrier(ringBarrier(ring, add(stage, cIndex(ring.depth))),
+                arith::XOrIOp::create(b, loc(), parity, cI32(1)));
+    Value full = ringBarrier(ring, stage);
+    NVVM::MBarrierArriveExpectTxOp::create(b, loc(), Type(), full, cI32(ring.stageBytes),
+                                           NVVM::MemScopeKind::CTA, false, Value());
+    // Coordinates innermost first, as the tensor map lists its dims.
+    SmallVector<Value> coords;
+    for (Value i : llvm::reverse(load.getIndices()))
+      coords.push_back(arith::IndexCastOp::create(b, loc(), b.getI32Type(), map.lookup(i)));
+    NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+        b, loc(), ringStage(ring, stage), tensorMaps[index], coords, full, ValueRange{}, Value(),
+        Value(), NVVM::TMALoadMode::TILE, /*isCTAOnly=*/true, NVVM::CTAGroupKindAttr(), Value());
+    bumpCounter(issued[index]);
+  }
+  if (!ring.consumedBy[role])
+    return success();
+  auto [stage, parity] = ringPosition(ring, consumed[index]);
+  waitBarrier(ringBarrier(ring, stage), parity);
+  // The stage holds the box row-major: the tile, dense.
+  ViewInfo stageView;
+  stageView.ptr = ringStage(ring, stage);
+  stageView.type =
+      ViewType::get(b.getContext(), tileType.getShape(), {}, tileType.getElementType());
+  int64_t stride = 1;
+  stageView.strides.resize(tileType.getRank());
+  for (int64_t d = tileType.getRank() - 1; d >= 0; --d) {
+    stageView.dims.insert(stageView.dims.begin(), cIndex(tileType.getShape()[d]));
+    stageView.strides[d] = cIndex(stride);
+    stride *= tileType.getShape()[d];
+  }
+  SmallVector<Value> zeros(tileType.getRank(), cIndex(0));
+  SmallVector<int64_t> keep = llvm::to_vector(llvm::seq<int64_t>(0, tileType.getRank()));
+  if (failed(lowerAccess(stageView, zeros, keep, false, load.getResult(), true, 0.0)))
+    return failure();
+  // The loads above are done before this release (arrive orders them).
+  NVVM::MBarrierArriveOp::create(b, loc(), Type(),
+                                 ringBarrier(ring, add(stage, cIndex(ring.depth))), Value());
+  bumpCounter(consumed[index]);
+  return success();
+}
+
+void GpuKernelLowering::initRings() {
+  if (plan.rings.empty())
+    return;
+  {
+    OpBuilder::InsertionGuard guard(b);
+    auto first = scf::IfOp::create(b, loc(), TypeRange{}, eq(tid, 0), false);
+    b.setInsertionPoint(first.thenBlock()->getTerminator());
+    for (const RingPlan &ring : plan.rings)
+      for (int64_t s = 0; s < ring.depth; ++s) {
+        NVVM::MBarrierInitOp::create(b, loc(), ringBarrier(ring, cIndex(s)), cI32(1), Value());
+        NVVM::MBarrierInitOp::create(b, loc(), ringBarrier(ring, cIndex(ring.depth + s)),
+                                     cI32(ring.consumerThreads), Value());
+      }
+    // Makes the initialised barriers visible to the copy engine.
+    NVVM::FenceMbarrierInitOp::create(b, loc());
+  }
+  NVVM::Barrier0Op::create(b, loc());
+}
+
+LogicalResult GpuKernelLowering::lowerRole(unsigned r, Block &body, const IRMapping &entryMap) {
+  role = r;
+  const RolePlan &rp = plan.roles[r];
+  map = entryMap;
+  regs.clear();
+  Value warpInCta = arith::DivUIOp::create(b, loc(), tid, cIndex(32));
+  lane = arith::RemUIOp::create(b, loc(), tid, cIndex(32));
+  warp =
+      rp.firstWarp ? arith::SubIOp::create(b, loc(), warpInCta, cIndex(rp.firstWarp)) : warpInCta;
+  if (plan.reallocRegs && rp.regs != plan.launchRegs)
+    NVVM::SetMaxRegisterOp::create(b, loc(), rp.regs,
+                                   rp.regs > plan.launchRegs
+                                       ? NVVM::SetMaxRegisterAction::increase
+                                       : NVVM::SetMaxRegisterAction::decrease);
+  OpBuilder::InsertionGuard guard(b);
+  if (rp.copyOnly) {
+    auto leader = scf::IfOp::create(b, loc(), TypeRange{}, andOf(eq(lane, 0), eq(warp, 0)), false);
+    b.setInsertionPoint(leader.thenBlock()->getTerminator());
+  }
+  for (Operation &op : body)
+    if (failed(lowerOp(&op)))
+      return failure();
+  return success();
+}
+
 LogicalResult GpuKernelLowering::run() {
   MLIRContext *ctx = kernel.getContext();
   FunctionType type = kernel.getFunctionType();
+  auto ptr0 = LLVM::LLVMPointerType::get(ctx);
   auto ptr1 = LLVM::LLVMPointerType::get(ctx, 1);
   SmallVector<Type> argTypes;
   for (Type t : type.getInputs()) {
@@ -573,22 +776,26 @@ LogicalResult GpuKernelLowering::run() {
     else
       argTypes.push_back(t);
   }
+  // One TMA descriptor per ring, after the kernel's own arguments.
+  unsigned firstMap = argTypes.size();
+  for (size_t i = 0; i < plan.rings.size(); ++i)
+    argTypes.push_back(ptr0);
   auto fnType = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), argTypes);
   auto func = LLVM::LLVMFuncOp::create(b, loc(), kernel.getSymName(), fnType);
-  int64_t threads = numWarps() * 32;
+  int64_t threads = plan.warps * 32;
   func->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(), b.getUnitAttr());
   func->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
                 b.getDenseI32ArrayAttr({(int32_t)threads, 1, 1}));
-  // One role over the whole CTA: its register budget caps every thread.
-  ArrayRef<Attribute> roles = schedule.getRoles().getValue();
-  if (roles.size() == 1)
-    func->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
-                  b.getI32IntegerAttr(cast<RoleAttr>(roles[0]).getRegs()));
-  else if (roles.size() > 1)
-    return kernel.emitOpError("is scheduled with ")
-           << roles.size()
-           << " warp roles; warp-specialised lowering (producer / consumer roles, TMA "
-              "pipelines) to NVVM is not built yet: use a schedule with one role";
+  // The register cap at entry; setmaxnreg needs one to take effect.
+  if (plan.launchRegs)
+    func->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(), b.getI32IntegerAttr(plan.launchRegs));
+  for (size_t i = 0; i < plan.rings.size(); ++i) {
+    unsigned arg = firstMap + i;
+    func.setArgAttr(arg, LLVM::LLVMDialect::getByValAttrName(),
+                    TypeAttr::get(LLVM::LLVMArrayType::get(b.getI8Type(), 128)));
+    func.setArgAttr(arg, LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(64));
+    func.setArgAttr(arg, NVVM::NVVMDialect::getGridConstantAttrName(), b.getUnitAttr());
+  }
 
   Block *entry = func.addEntryBlock(b);
   b.setInsertionPointToEnd(entry);
@@ -625,13 +832,51 @@ LogicalResult GpuKernelLowering::run() {
     vi.dims = g.dims;
     vi.strides = g.strides;
   }
-  Value tid = arith::IndexCastUIOp::create(b, loc(), b.getIndexType(),
-                                           NVVM::ThreadIdXOp::create(b, loc(), b.getI32Type()));
-  lane = arith::RemUIOp::create(b, loc(), tid, cIndex(32));
-  warp = arith::DivUIOp::create(b, loc(), tid, cIndex(32));
-  for (Operation &op : body)
-    if (failed(lowerOp(&op)))
+  tid = arith::IndexCastUIOp::create(b, loc(), b.getIndexType(),
+                                     NVVM::ThreadIdXOp::create(b, loc(), b.getI32Type()));
+  if (!plan.rings.empty()) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    auto ptr3 = LLVM::LLVMPointerType::get(ctx, 3);
+    if (!module.lookupSymbol("__kiln_dynamic_smem"))
+      LLVM::GlobalOp::create(b, loc(), LLVM::LLVMArrayType::get(b.getI8Type(), 0),
+                             /*isConstant=*/false, LLVM::Linkage::External, "__kiln_dynamic_smem",
+                             Attribute(), /*alignment=*/1024, /*addrSpace=*/3);
+    b.restoreInsertionPoint(OpBuilder::InsertPoint(entry, Block::iterator(ret)));
+    dynamicSmem = LLVM::AddressOfOp::create(b, loc(), ptr3, "__kiln_dynamic_smem");
+    Value one = cI32(1);
+    for (size_t i = 0; i < plan.rings.size(); ++i) {
+      tensorMaps.push_back(entry->getArgument(firstMap + i));
+      for (auto *counters : {&issued, &consumed}) {
+        Value c = LLVM::AllocaOp::create(b, loc(), ptr0, b.getI32Type(), one, 4);
+        LLVM::StoreOp::create(b, loc(), cI32(0), c);
+        counters->push_back(c);
+      }
+    }
+  }
+  initRings();
+
+  // One role over the whole CTA needs no branch.
+  IRMapping entryMap = map;
+  if (plan.roles.size() == 1 && plan.roles[0].firstWarp == 0 &&
+      plan.roles[0].numWarps == plan.warps)
+    return lowerRole(0, body, entryMap);
+  // Otherwise one branch of an if/else chain per role (setmaxnreg takes
+  // effect only so); warps outside every role exit.
+  OpBuilder::InsertionGuard guard(b);
+  Value warpInCta = arith::DivUIOp::create(b, loc(), tid, cIndex(32));
+  for (auto [r, rp] : llvm::enumerate(plan.roles)) {
+    Value in = arith::AndIOp::create(
+        b, loc(),
+        arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::uge, warpInCta, cIndex(rp.firstWarp)),
+        arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult, warpInCta,
+                              cIndex(rp.firstWarp + rp.numWarps)));
+    auto branch = scf::IfOp::create(b, loc(), TypeRange{}, in, /*withElse=*/true);
+    b.setInsertionPoint(branch.thenBlock()->getTerminator());
+    if (failed(lowerRole(r, body, entryMap)))
       return failure();
+    b.setInsertionPoint(branch.elseBlock()->getTerminator());
+  }
   return success();
 }
 
@@ -644,7 +889,10 @@ struct ConvertTileToNVVM : kiln::impl::ConvertTileToNVVMBase<ConvertTileToNVVM> 
         kernel.emitOpError("needs a schedule to lower to NVVM");
         return signalPassFailure();
       }
-      GpuKernelLowering lowering(kernel, module);
+      FailureOr<KernelPlan> plan = KernelPlan::build(kernel);
+      if (failed(plan))
+        return signalPassFailure();
+      GpuKernelLowering lowering(kernel, module, *plan);
       if (failed(lowering.run()))
         return signalPassFailure();
       kernel.erase();

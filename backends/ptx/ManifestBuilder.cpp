@@ -1,6 +1,7 @@
 //===- ManifestBuilder.cpp - a manifest from a scheduled kernel -----------===//
 #include "backends/ptx/ManifestBuilder.h"
 #include "backends/cpu/KernelSignature.h"
+#include "lowering/KernelPlan.h"
 #include "lowering/KernelWalk.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -42,6 +43,21 @@ bool kiln::buildManifest(tile::KernelOp kernel, KernelManifest &m, std::string &
   m.target = schedule ? schedule.getTarget().str() : "";
   m.threads = schedule ? schedule.getWarps() * 32 : 0;
   m.signature = signatureOf(kernel);
+  if (schedule) {
+    FailureOr<KernelPlan> plan = KernelPlan::build(kernel);
+    if (failed(plan)) {
+      error = "the kernel's roles and pipelines cannot be planned";
+      return false;
+    }
+    m.dynamicSharedBytes = plan->dynamicSharedBytes;
+    m.persistent = plan->persistent;
+    m.tensorMaps.clear();
+    // Kernel arguments are the runtime dims, then the params.
+    int64_t numDims = m.signature.runtimeDims.size();
+    for (const RingPlan &ring : plan->rings)
+      m.tensorMaps.push_back({(int64_t)ring.viewArg - numDims,
+                              std::vector<int64_t>(ring.box.begin(), ring.box.end())});
+  }
   if (auto consts = kernel->getAttrOfType<DictionaryAttr>("tile.consts"))
     for (NamedAttribute c : consts)
       if (auto i = dyn_cast<IntegerAttr>(c.getValue()))

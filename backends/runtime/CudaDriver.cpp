@@ -44,7 +44,8 @@ bool load() {
       bind(lib, d.eventSynchronize, "cuEventSynchronize") &&
       bind(lib, d.eventElapsedTime, "cuEventElapsedTime") &&
       bind(lib, d.eventDestroy, "cuEventDestroy_v2") &&
-      bind(lib, d.getErrorString, "cuGetErrorString");
+      bind(lib, d.getErrorString, "cuGetErrorString") &&
+      bind(lib, d.tensorMapEncodeTiled, "cuTensorMapEncodeTiled");
   if (!ok)
     return false;
   std::string e;
@@ -84,4 +85,35 @@ std::string cuda::check(Result r, const char *what) {
   if (loaded.getErrorString)
     loaded.getErrorString(r, &name);
   return std::string(what) + " failed: " + (name ? name : "error " + std::to_string(r));
+}
+
+int cuda::tensorMapDataType(bool isFloat, unsigned bits, bool isBf16) {
+  // CUtensorMapDataType: UINT8 0, UINT16 1, INT32 3, INT64 5, FLOAT16 6,
+  // FLOAT32 7, FLOAT64 8, BFLOAT16 9. A copy moves bits: signedness of
+  // 8- and 16-bit integers does not matter.
+  if (isFloat)
+    return bits == 16 ? (isBf16 ? 9 : 6) : bits == 32 ? 7 : 8;
+  return bits == 8 ? 0 : bits == 16 ? 1 : bits == 32 ? 3 : 5;
+}
+
+std::string cuda::encodeTensorMap(const Driver &d, TensorMap &out, int dataType, DevicePtr base,
+                                  const long long *dims, const long long *box, unsigned rank,
+                                  unsigned elemBytes) {
+  unsigned long long globalDims[5], strides[4];
+  unsigned boxDims[5], elementStrides[5];
+  unsigned long long stride = elemBytes;
+  for (unsigned i = 0; i < rank; ++i) {
+    unsigned d = rank - 1 - i; // the map lists dims innermost first
+    globalDims[i] = dims[d];
+    boxDims[i] = box[d];
+    elementStrides[i] = 1;
+    if (i > 0)
+      strides[i - 1] = stride;
+    stride *= dims[d];
+  }
+  const int kInterleaveNone = 0, kSwizzleNone = 0, kL2Promotion256B = 3, kOobFillNone = 0;
+  return check(d.tensorMapEncodeTiled(&out, dataType, rank, (void *)base, globalDims, strides,
+                                      boxDims, elementStrides, kInterleaveNone, kSwizzleNone,
+                                      kL2Promotion256B, kOobFillNone),
+               "cuTensorMapEncodeTiled");
 }

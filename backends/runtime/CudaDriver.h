@@ -48,7 +48,27 @@ struct Driver {
   Result (*eventElapsedTime)(float *, Event, Event);
   Result (*eventDestroy)(Event);
   Result (*getErrorString)(Result, const char **);
+  /// cuTensorMapEncodeTiled(map, dtype, rank, address, dims, strides (bytes,
+  /// dims 1..rank-1), box, element strides, interleave, swizzle, L2
+  /// promotion, OOB fill); the enums travel as ints.
+  Result (*tensorMapEncodeTiled)(void *, int, unsigned, void *, const unsigned long long *,
+                                 const unsigned long long *, const unsigned *, const unsigned *,
+                                 int, int, int, int);
 };
+
+/// A TMA descriptor as the driver writes it: 128 bytes, 64-byte aligned.
+struct alignas(64) TensorMap {
+  unsigned long long opaque[16];
+};
+
+/// CUtensorMapDataType of a Kiln dtype name's element, by size and kind.
+int tensorMapDataType(bool isFloat, unsigned bits, bool isBf16);
+
+/// Builds a tiled tensor map over a dense row-major tensor (dims outermost
+/// first) copying `box` (outermost first); "" or the driver's error.
+std::string encodeTensorMap(const Driver &d, TensorMap &out, int dataType, DevicePtr base,
+                            const long long *dims, const long long *box, unsigned rank,
+                            unsigned elemBytes);
 
 /// The driver with a current context on device 0, or null with `why` set
 /// (no libcuda, no device, init failed).

@@ -1,6 +1,7 @@
 //===- GpuLauncher.cpp - run a compiled kernel on host tensors ------------===//
 #include "backends/runtime/GpuLauncher.h"
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -124,6 +125,37 @@ bool GpuKernel::launch(const std::vector<ArgValue> &args, std::string &error,
       }
       params.push_back(&scalars[i]);
     }
+  }
+  // TMA descriptors, by value after the kernel's own parameters.
+  std::vector<cuda::TensorMap> maps(m.tensorMaps.size());
+  for (size_t t = 0; e.empty() && t < m.tensorMaps.size(); ++t) {
+    const TensorMapInfo &info = m.tensorMaps[t];
+    const ParamInfo &p = m.signature.params[info.param];
+    const ArgValue &a = args[info.param];
+    std::vector<long long> dims(a.shape.begin(), a.shape.end()),
+        box(info.box.begin(), info.box.end());
+    unsigned bytes = dtypeBytes(p.dtype);
+    bool isFloat = p.dtype == DType::F32 || p.dtype == DType::F64 || p.dtype == DType::BF16 ||
+                   p.dtype == DType::F16;
+    e = cuda::encodeTensorMap(*d, maps[t],
+                              cuda::tensorMapDataType(isFloat, bytes * 8, p.dtype == DType::BF16),
+                              buffers[info.param].ptr, dims.data(), box.data(), dims.size(), bytes);
+    if (!e.empty())
+      e += " (tensor map of '" + p.name + "')";
+    params.push_back(&maps[t]);
+  }
+  // A persistent kernel: as many CTAs as stay resident, looping over the grid.
+  if (e.empty() && m.persistent) {
+    int sms = 0;
+    cuda::Device dev = 0;
+    const int kMultiprocessorCount = 16; // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+    e = cuda::check(d->deviceGet(&dev, 0), "cuDeviceGet");
+    if (e.empty())
+      e = cuda::check(d->deviceGetAttribute(&sms, kMultiprocessorCount, dev),
+                      "cuDeviceGetAttribute");
+    int64_t total = (int64_t)grid[0] * grid[1] * grid[2];
+    grid[0] = (unsigned)std::min<int64_t>(total, (int64_t)sms * m.persistent);
+    grid[1] = grid[2] = 1;
   }
   cuda::Event start = nullptr, stop = nullptr;
   if (e.empty() && milliseconds) {

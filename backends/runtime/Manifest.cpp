@@ -27,6 +27,18 @@ Value KernelManifest::toJson() const {
   v.set("threads", Value::num(threads));
   v.set("dynamic_shared_bytes", Value::num(dynamicSharedBytes));
   v.set("grid", Value::arr(grid));
+  v.set("persistent", Value::num(persistent));
+  Value maps = Value::arr();
+  for (const TensorMapInfo &t : tensorMaps) {
+    Value q = Value::obj();
+    q.set("param", Value::num(t.param));
+    Value box = Value::arr();
+    for (int64_t b : t.box)
+      box.array.push_back(Value::num(b));
+    q.set("box", box);
+    maps.array.push_back(q);
+  }
+  v.set("tensor_maps", maps);
   Value dims = Value::arr();
   for (auto &d : signature.runtimeDims)
     dims.array.push_back(Value::str(d));
@@ -93,6 +105,8 @@ bool KernelManifest::fromJson(const Value &v, KernelManifest &m, std::string &er
     error = "manifest field 'grid' must have 1 to 3 extents";
     return false;
   }
+  if ((f = v.get("persistent")) && f->kind == Value::Number)
+    m.persistent = f->asInt();
   m.signature = {};
   m.signature.name = m.entry;
   if (!need(f = v.get("dims"), Value::Array, "dims"))
@@ -130,6 +144,32 @@ bool KernelManifest::fromJson(const Value &v, KernelManifest &m, std::string &er
       }
     }
     m.signature.params.push_back(p);
+  }
+  m.tensorMaps.clear();
+  if ((f = v.get("tensor_maps"))) {
+    if (!need(f, Value::Array, "tensor_maps"))
+      return false;
+    for (auto &q : f->array) {
+      TensorMapInfo t;
+      const Value *g;
+      if (!need(g = q.get("param"), Value::Number, "tensor_maps[].param"))
+        return false;
+      t.param = g->asInt();
+      if (t.param < 0 || t.param >= (int64_t)m.signature.params.size() ||
+          !m.signature.params[t.param].isView) {
+        error = "manifest field 'tensor_maps[].param' does not name a view parameter";
+        return false;
+      }
+      if (!need(g = q.get("box"), Value::Array, "tensor_maps[].box"))
+        return false;
+      for (auto &b : g->array)
+        t.box.push_back(b.asInt());
+      if (t.box.size() != m.signature.params[t.param].sizes.size()) {
+        error = "manifest field 'tensor_maps[].box' must have the view's rank";
+        return false;
+      }
+      m.tensorMaps.push_back(t);
+    }
   }
   if ((f = v.get("consts")) && f->kind == Value::Object)
     for (auto &[k, c] : f->object)

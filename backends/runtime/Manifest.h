@@ -15,6 +15,14 @@
 
 namespace kiln {
 
+/// A TMA descriptor the launcher builds and passes by value after the
+/// kernel's own parameters: a tiled map over view parameter `param`, copying
+/// boxes of `box` elements (outermost dim first, the view's rank).
+struct TensorMapInfo {
+  int64_t param = 0;
+  std::vector<int64_t> box;
+};
+
 struct KernelManifest {
   std::string entry;        // the kernel's symbol in the image
   std::string target;       // sm_90a, sm_100a
@@ -25,6 +33,10 @@ struct KernelManifest {
   /// Grid extents x, y, z as expressions: a number, a dim name, or
   /// [op, lhs, rhs] with op in add, sub, mul, div (floor), ceildiv.
   std::vector<json::Value> grid;
+  /// Resident CTAs per SM: when not 0 the launch is 1-D, min(product of the
+  /// grid extents, SMs x persistent) CTAs, each looping over grid points.
+  int64_t persistent = 0;
+  std::vector<TensorMapInfo> tensorMaps;
   KernelSignature signature;
   std::map<std::string, int64_t> consts;
   /// ptxas's report, when a cubin was made.

@@ -8,6 +8,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -53,11 +54,22 @@ struct Schedule {
   std::vector<Named> grid;
   int64_t warps = 4;
   SrcPos warpsPos;
+  int64_t persistent = 0; // resident CTAs per SM looping over the grid; 0: one CTA per tile
+  SrcPos persistentPos;
   Named mma{"none", {}};
   std::vector<Role> roles;
   std::vector<Pipeline> pipelines;
   int64_t smemBudget = 0, tmemBudget = 0, regBudget = 0;
   SrcPos smemPos, tmemPos, regPos;
+
+  /// Registers per thread the CTA launches with: the largest role budget,
+  /// or, when roles reallocate with setmaxnreg, the average that covers them.
+  int64_t launchRegs() const {
+    std::vector<std::pair<int64_t, int64_t>> rw;
+    for (const Role &r : roles)
+      rw.push_back({r.regs, r.numWarps});
+    return launchRegisters(rw, warps);
+  }
 
   /// Formats a diagnostic at a position of this YAML file.
   std::string diag(SrcPos pos, const std::string &message, const char *kind = "error") const {

@@ -2,6 +2,10 @@
 #include "dsl/TileDialect.h"
 #include "dsl/schedule/Schedule.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <set>
+
 using namespace mlir;
 using namespace kiln;
 using namespace kiln::tile;
@@ -37,11 +41,13 @@ bool kiln::applySchedule(const Schedule &s, KernelOp kernel, llvm::raw_ostream &
   auto axes = ids.getNames().getAsValueRange<StringAttr>();
   for (const Named &g : s.grid)
     if (llvm::find(axes, g.name) == axes.end()) {
-      errs << s.diag(g.pos, "kernel '" + kernel.getSymName().str() + "' has no grid axis '" + g.name + "'");
+      errs << s.diag(g.pos, "kernel '" + kernel.getSymName().str() + "' has no grid axis '" +
+                                g.name + "'");
       return false;
     }
   if (!s.grid.empty() && s.grid.size() != ids.getNames().size()) {
-    errs << s.diag(s.grid.front().pos, "grid must order all " + std::to_string(ids.getNames().size()) +
+    errs << s.diag(s.grid.front().pos, "grid must order all " +
+                                           std::to_string(ids.getNames().size()) +
                                            " axes of the kernel");
     return false;
   }
@@ -61,12 +67,45 @@ bool kiln::applySchedule(const Schedule &s, KernelOp kernel, llvm::raw_ostream &
         return false;
       }
     }
+  if (s.roles.size() > 1) {
+    // Stores have effects: exactly one role must own each.
+    std::set<std::string> owned;
+    for (const Role &r : s.roles)
+      for (const Named &op : r.ops)
+        owned.insert(op.name);
+    for (auto &[id, op] : byId)
+      if (isa<StoreOp>(op) && !owned.count(id.str())) {
+        errs << s.diag(s.roles[0].name.pos, "store '" + id.str() +
+                                                "' is in no role; with several roles each store " +
+                                                "must be listed under the role that writes it");
+        return false;
+      }
+    for (const Pipeline &p : s.pipelines)
+      for (const Named &buf : p.buffers)
+        if (!owned.count(buf.name)) {
+          errs << s.diag(buf.pos, "no role issues the copies of '" + buf.name +
+                                      "': list it in the ops of the producer role");
+          return false;
+        }
+  }
+  for (const Pipeline &p : s.pipelines)
+    for (const Named &buf : p.buffers) {
+      Operation *load = byId.lookup(buf.name);
+      if (p.depth > 1 && !s.persistent && !load->getParentOfType<scf::ForOp>()) {
+        errs << s.diag(p.depthPos, "depth " + std::to_string(p.depth) + " never fills: '" +
+                                       buf.name +
+                                       "' runs once per CTA (no loop around it); use depth 1, or "
+                                       "`persistent` so each CTA loops over grid points");
+        return false;
+      }
+    }
   int64_t smem = pipelineSmemBytes(s, kernel);
   if (s.target->isGpu && smem > s.smemBudget) {
     const Pipeline &last = s.pipelines.back();
     errs << s.diag(last.depthPos.line ? last.depthPos : last.name.pos,
-                   "the pipelines need " + std::to_string(smem) + " bytes of shared memory; the budget is " +
-                       std::to_string(s.smemBudget) + " bytes");
+                   "the pipelines need " + std::to_string(smem) +
+                       " bytes of shared memory; the budget is " + std::to_string(s.smemBudget) +
+                       " bytes");
     return false;
   }
 
@@ -77,7 +116,8 @@ bool kiln::applySchedule(const Schedule &s, KernelOp kernel, llvm::raw_ostream &
     if (!v.symbol.empty() && consts)
       if (auto c = consts.getAs<IntegerAttr>(v.symbol))
         value = c.getInt();
-    params.push_back(NamedAttribute(StringAttr::get(ctx, name), IntegerAttr::get(IntegerType::get(ctx, 64), value)));
+    params.push_back(NamedAttribute(StringAttr::get(ctx, name),
+                                    IntegerAttr::get(IntegerType::get(ctx, 64), value)));
   }
   auto strs = [&](const std::vector<Named> &v) {
     SmallVector<Attribute> out;
@@ -87,12 +127,14 @@ bool kiln::applySchedule(const Schedule &s, KernelOp kernel, llvm::raw_ostream &
   };
   SmallVector<Attribute> roles, pipes;
   for (const Role &r : s.roles)
-    roles.push_back(RoleAttr::get(ctx, StringAttr::get(ctx, r.name.name), r.firstWarp, r.numWarps, r.regs, strs(r.ops)));
+    roles.push_back(RoleAttr::get(ctx, StringAttr::get(ctx, r.name.name), r.firstWarp, r.numWarps,
+                                  r.regs, strs(r.ops)));
   for (const Pipeline &p : s.pipelines)
-    pipes.push_back(PipelineAttr::get(ctx, StringAttr::get(ctx, p.name.name), strs(p.buffers), p.depth,
-                                      StringAttr::get(ctx, p.copy.name)));
-  kernel.setScheduleAttr(ScheduleAttr::get(ctx, StringAttr::get(ctx, s.target->name), DictionaryAttr::get(ctx, params),
-                                           strs(s.grid), s.warps, StringAttr::get(ctx, s.mma.name),
-                                           ArrayAttr::get(ctx, roles), ArrayAttr::get(ctx, pipes)));
+    pipes.push_back(PipelineAttr::get(ctx, StringAttr::get(ctx, p.name.name), strs(p.buffers),
+                                      p.depth, StringAttr::get(ctx, p.copy.name)));
+  kernel.setScheduleAttr(
+      ScheduleAttr::get(ctx, StringAttr::get(ctx, s.target->name), DictionaryAttr::get(ctx, params),
+                        strs(s.grid), s.warps, StringAttr::get(ctx, s.mma.name),
+                        ArrayAttr::get(ctx, roles), ArrayAttr::get(ctx, pipes), s.persistent));
   return true;
 }

@@ -19,7 +19,9 @@ struct Reject {
   std::string message;
 };
 
-SrcPos posOf(const YAML::Node &n) { return {(unsigned)n.Mark().line + 1, (unsigned)n.Mark().column + 1}; }
+SrcPos posOf(const YAML::Node &n) {
+  return {(unsigned)n.Mark().line + 1, (unsigned)n.Mark().column + 1};
+}
 
 std::string scalar(const YAML::Node &n, const std::string &what) {
   if (!n.IsScalar())
@@ -39,7 +41,8 @@ int64_t integer(const YAML::Node &n, const std::string &what, int64_t lo, int64_
   return v;
 }
 
-void onlyKeys(const YAML::Node &map, const std::set<std::string> &allowed, const std::string &where) {
+void onlyKeys(const YAML::Node &map, const std::set<std::string> &allowed,
+              const std::string &where) {
   if (!map.IsMap())
     throw Reject{posOf(map), where + " must be a mapping"};
   for (auto it = map.begin(); it != map.end(); ++it) {
@@ -48,7 +51,8 @@ void onlyKeys(const YAML::Node &map, const std::set<std::string> &allowed, const
       std::string list;
       for (auto &k : allowed)
         list += (list.empty() ? "" : ", ") + k;
-      throw Reject{posOf(it->first), "unknown key '" + key + "' in " + where + " (expected one of: " + list + ")"};
+      throw Reject{posOf(it->first),
+                   "unknown key '" + key + "' in " + where + " (expected one of: " + list + ")"};
     }
   }
 }
@@ -73,14 +77,44 @@ bool contains(const std::vector<std::string> &v, const std::string &s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
+/// Roles with different register budgets get them from setmaxnreg, which
+/// works on whole warpgroups and only hands out registers that another
+/// warpgroup gave back: the CTA starts with launchRegs() per thread.
+void checkRegisterReallocation(const Schedule &s) {
+  if (s.roles.size() < 2)
+    return;
+  bool same = llvm::all_of(s.roles, [&](const Role &r) { return r.regs == s.roles[0].regs; });
+  if (same)
+    return;
+  if (!s.target->hasSetMaxNReg)
+    throw Reject{s.roles[1].regsPos, "roles with different regs need setmaxnreg, which target " +
+                                         s.target->name + " lacks; give every role the same regs"};
+  for (const Role &r : s.roles)
+    if (r.firstWarp % 4 || r.numWarps % 4)
+      throw Reject{r.warpsPos, "setmaxnreg sets the registers of whole warpgroups: role '" +
+                                   r.name.name +
+                                   "' must start at a multiple of 4 warps and span a "
+                                   "multiple of 4 (or give every role the same regs)"};
+  int64_t covered = 0;
+  for (const Role &r : s.roles)
+    covered += r.numWarps;
+  if (covered != s.warps)
+    throw Reject{s.warpsPos.line ? s.warpsPos : s.roles[0].warpsPos,
+                 "with setmaxnreg every warp needs a role: the roles cover " +
+                     std::to_string(covered) + " of " + std::to_string(s.warps) + " warps"};
+}
+
 void parse(const YAML::Node &root, Schedule &s) {
-  onlyKeys(root, {"target", "op", "params", "grid", "warps", "mma", "roles", "pipelines", "budgets"},
+  onlyKeys(root,
+           {"target", "op", "params", "grid", "warps", "persistent", "mma", "roles", "pipelines",
+            "budgets"},
            "the schedule");
   YAML::Node target = required(root, "target", "the schedule");
   s.targetPos = posOf(target);
   s.target = lookupTarget(scalar(target, "target"));
   if (!s.target)
-    throw Reject{s.targetPos, "unknown target '" + target.Scalar() + "' (known: " + targetNames() + ")"};
+    throw Reject{s.targetPos,
+                 "unknown target '" + target.Scalar() + "' (known: " + targetNames() + ")"};
   const TargetDesc &t = *s.target;
   s.smemBudget = t.smemBytes;
   s.tmemBudget = t.tmemColumns;
@@ -114,13 +148,20 @@ void parse(const YAML::Node &root, Schedule &s) {
     s.warpsPos = posOf(warps);
     s.warps = integer(warps, "warps", 1, t.maxWarps);
   }
+  if (YAML::Node persistent = root["persistent"]) {
+    s.persistentPos = posOf(persistent);
+    if (!t.isGpu)
+      throw Reject{s.persistentPos, "target " + t.name + " has no CTAs to keep resident"};
+    s.persistent = integer(persistent, "persistent", 0, 32);
+  }
   if (YAML::Node mma = root["mma"]) {
     s.mma = {scalar(mma, "mma"), posOf(mma)};
     if (!contains(t.mmaKinds, s.mma.name)) {
       std::string list;
       for (auto &k : t.mmaKinds)
         list += (list.empty() ? "" : ", ") + k;
-      throw Reject{s.mma.pos, "target " + t.name + " has no '" + s.mma.name + "' matrix instruction (it has: " + list + ")"};
+      throw Reject{s.mma.pos, "target " + t.name + " has no '" + s.mma.name +
+                                  "' matrix instruction (it has: " + list + ")"};
     }
   }
   if (YAML::Node budgets = root["budgets"]) {
@@ -133,8 +174,9 @@ void parse(const YAML::Node &root, Schedule &s) {
       s.tmemPos = posOf(n);
       s.tmemBudget = integer(n, "budgets.tmem_columns", 0, t.tmemColumns);
       if (s.tmemBudget && (s.tmemBudget < 32 || (s.tmemBudget & (s.tmemBudget - 1))))
-        throw Reject{s.tmemPos, "tensor memory is allocated in powers of two of at least 32 columns, got " +
-                                    std::to_string(s.tmemBudget)};
+        throw Reject{s.tmemPos,
+                     "tensor memory is allocated in powers of two of at least 32 columns, got " +
+                         std::to_string(s.tmemBudget)};
     }
     if (YAML::Node n = budgets["regs"]) {
       s.regPos = posOf(n);
@@ -160,28 +202,33 @@ void parse(const YAML::Node &root, Schedule &s) {
       role.firstWarp = integer(warps[0], "first warp", 0, s.warps - 1);
       role.numWarps = integer(warps[1], "warp count", 1, s.warps);
       if (role.firstWarp + role.numWarps > s.warps)
-        throw Reject{role.warpsPos, "role '" + role.name.name + "' takes warps " + std::to_string(role.firstWarp) +
-                                        ".." + std::to_string(role.firstWarp + role.numWarps - 1) +
+        throw Reject{role.warpsPos, "role '" + role.name.name + "' takes warps " +
+                                        std::to_string(role.firstWarp) + ".." +
+                                        std::to_string(role.firstWarp + role.numWarps - 1) +
                                         " but the CTA has " + std::to_string(s.warps) + " warps"};
       for (int64_t w = role.firstWarp; w < role.firstWarp + role.numWarps; ++w) {
         if (owner[w] >= 0)
-          throw Reject{role.warpsPos, "warp " + std::to_string(w) + " is in role '" + s.roles[owner[w]].name.name +
-                                          "' and in role '" + role.name.name + "'"};
+          throw Reject{role.warpsPos, "warp " + std::to_string(w) + " is in role '" +
+                                          s.roles[owner[w]].name.name + "' and in role '" +
+                                          role.name.name + "'"};
         owner[w] = s.roles.size();
       }
       YAML::Node regs = required(r, "regs", "role '" + role.name.name + "'");
       role.regsPos = posOf(regs);
       role.regs = integer(regs, "regs", 24, s.regBudget);
       if (t.hasSetMaxNReg && role.regs % 8)
-        throw Reject{role.regsPos, "setmaxnreg takes a multiple of 8 registers, got " + std::to_string(role.regs)};
+        throw Reject{role.regsPos, "setmaxnreg takes a multiple of 8 registers, got " +
+                                       std::to_string(role.regs)};
       regsUsed += role.regs * 32 * role.numWarps;
       if (regsUsed > t.regsPerSM)
-        throw Reject{role.regsPos, "roles need " + std::to_string(regsUsed) + " registers, more than the " +
-                                       std::to_string(t.regsPerSM) + " of the register file"};
+        throw Reject{role.regsPos, "roles need " + std::to_string(regsUsed) +
+                                       " registers, more than the " + std::to_string(t.regsPerSM) +
+                                       " of the register file"};
       if (YAML::Node ops = r["ops"])
         role.ops = names(ops, "ops");
       s.roles.push_back(role);
     }
+    checkRegisterReallocation(s);
   }
   if (YAML::Node pipes = root["pipelines"]) {
     if (!pipes.IsSequence())
@@ -199,7 +246,8 @@ void parse(const YAML::Node &root, Schedule &s) {
       YAML::Node copy = required(p, "copy", "pipeline '" + pipe.name.name + "'");
       pipe.copy = {scalar(copy, "copy"), posOf(copy)};
       if (!contains(t.copyKinds, pipe.copy.name))
-        throw Reject{pipe.copy.pos, "target " + t.name + " cannot copy with '" + pipe.copy.name + "'"};
+        throw Reject{pipe.copy.pos,
+                     "target " + t.name + " cannot copy with '" + pipe.copy.name + "'"};
       s.pipelines.push_back(pipe);
     }
   }
@@ -225,7 +273,8 @@ bool kiln::loadSchedule(const std::string &path, Schedule &out, llvm::raw_ostrea
   } catch (const Reject &r) {
     errs << out.diag(r.pos, r.message);
   } catch (const YAML::Exception &e) {
-    errs << out.diag({(unsigned)e.mark.line + 1, (unsigned)e.mark.column + 1}, "malformed YAML: " + e.msg);
+    errs << out.diag({(unsigned)e.mark.line + 1, (unsigned)e.mark.column + 1},
+                     "malformed YAML: " + e.msg);
   } catch (const std::exception &e) {
     errs << out.diag({}, std::string("cannot read the schedule: ") + e.what());
   }

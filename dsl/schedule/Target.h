@@ -7,6 +7,7 @@
 #ifndef KILN_DSL_SCHEDULE_TARGET_H
 #define KILN_DSL_SCHEDULE_TARGET_H
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -16,20 +17,39 @@ namespace kiln {
 struct TargetDesc {
   std::string name;
   bool isGpu = false;
-  std::string ptxChip;                 // NVPTX -mcpu and ptxas -arch (GPU targets)
-  std::string ptxFeatures;             // NVPTX features: the PTX ISA version
-  bool hasTma = false;                 // cp.async.bulk.tensor + mbarrier transactions
-  bool hasSetMaxNReg = false;          // per-warpgroup register reallocation
-  std::vector<std::string> mmaKinds;   // matrix instructions: simt, wgmma, tcgen05
-  std::vector<std::string> copyKinds;  // ld, cp_async, tma
-  int64_t smemBytes = 0;               // dynamic shared memory per CTA
-  int64_t tmemColumns = 0;             // tensor-memory columns per CTA (0: none)
-  int64_t regsPerThread = 0;           // architectural maximum
-  int64_t regsPerSM = 0;               // register file, 32-bit registers
-  int64_t maxWarps = 0;                // per CTA
-  double bandwidthBytesPerS = 0;       // nominal DRAM bandwidth, for estimates
-  double bf16FlopsPerS = 0;            // nominal dense bf16 tensor rate
+  std::string ptxChip;                // NVPTX -mcpu and ptxas -arch (GPU targets)
+  std::string ptxFeatures;            // NVPTX features: the PTX ISA version
+  bool hasTma = false;                // cp.async.bulk.tensor + mbarrier transactions
+  bool hasSetMaxNReg = false;         // per-warpgroup register reallocation
+  std::vector<std::string> mmaKinds;  // matrix instructions: simt, wgmma, tcgen05
+  std::vector<std::string> copyKinds; // ld, cp_async, tma
+  int64_t smemBytes = 0;              // dynamic shared memory per CTA
+  int64_t tmemColumns = 0;            // tensor-memory columns per CTA (0: none)
+  int64_t regsPerThread = 0;          // architectural maximum
+  int64_t regsPerSM = 0;              // register file, 32-bit registers
+  int64_t maxWarps = 0;               // per CTA
+  double bandwidthBytesPerS = 0;      // nominal DRAM bandwidth, for estimates
+  double bf16FlopsPerS = 0;           // nominal dense bf16 tensor rate
 };
+
+/// Registers per thread a CTA launches with, given its roles as (regs,
+/// warps): the common budget when all roles agree; otherwise roles trade
+/// registers with setmaxnreg, which only hands out what others gave back,
+/// so the CTA starts with the average, rounded up to setmaxnreg's unit of 8.
+inline int64_t launchRegisters(const std::vector<std::pair<int64_t, int64_t>> &roleRegsAndWarps,
+                               int64_t warps) {
+  int64_t most = 0, total = 0;
+  bool same = true;
+  for (auto [regs, n] : roleRegsAndWarps) {
+    same &= most == 0 || regs == most;
+    most = std::max(most, regs);
+    total += regs * n;
+  }
+  if (same || warps == 0)
+    return most;
+  int64_t avg = (total + warps - 1) / warps;
+  return (avg + 7) / 8 * 8;
+}
 
 /// The description of `name`, or null for an unknown target.
 const TargetDesc *lookupTarget(const std::string &name);

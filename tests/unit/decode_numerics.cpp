@@ -69,7 +69,7 @@ TEST_CASE("decode survives saturated gates and padding slots", "[decode]") {
 }
 
 TEST_CASE("a schedule whose tile does not divide V is rejected", "[decode]") {
-  // sm_90a_tma uses BV = 16: V = 24 is not a multiple.
+  // sm_90a_tma uses BV = 32: V = 24 is not a multiple.
   std::map<std::string, lang::ExternalValue> consts = {{"V", {24, "", "test -D V=24"}}};
   std::string errors;
   llvm::raw_string_ostream os(errors);
@@ -79,5 +79,5 @@ TEST_CASE("a schedule whose tile does not divide V is rejected", "[decode]") {
                           std::string(KILN_SOURCE_DIR) + "/ops/gdn/schedules/sm_90a_tma.yaml",
                           consts, c, os));
   CHECK_THAT(errors, Catch::Contains("requirement failed: BV must divide V"));
-  CHECK_THAT(errors, Catch::Contains("sm_90a_tma.yaml:6:7: note: BV = 16 is set here"));
+  CHECK_THAT(errors, Catch::Contains("sm_90a_tma.yaml:10:7: note: BV = 32 is set here"));
 }

@@ -82,3 +82,41 @@ TEST_CASE("a compiled decode kernel's manifest describes its launch", "[runtime]
   for (auto &r : checks)
     CHECK(r.ok());
 }
+
+TEST_CASE("a TMA schedule's manifest carries its tensor maps and ring memory", "[runtime][ptx]") {
+  auto ctx = makeContext();
+  Compiled c;
+  std::string errText;
+  llvm::raw_string_ostream errs(errText);
+  std::string root = KILN_SOURCE_DIR;
+  REQUIRE(compileOp(*ctx, root + "/ops/gdn/decode.tile",
+                    root + "/ops/gdn/schedules/sm_90a_tma_ring.yaml", {}, c, errs));
+  GpuBuild build;
+  REQUIRE(buildForGpu(c, /*assemble=*/false, build, errs));
+  const KernelManifest &m = build.manifest;
+  CHECK(m.threads == 256);
+  CHECK(m.persistent == 3);
+  // Two 16 KB stages (32 rows x 128 f32), then a full and an empty mbarrier each.
+  CHECK(m.dynamicSharedBytes == 2 * 32 * 128 * 4 + 2 * 2 * 8);
+  REQUIRE(m.tensorMaps.size() == 1);
+  CHECK(m.signature.params[m.tensorMaps[0].param].name == "state");
+  CHECK(m.tensorMaps[0].box == std::vector<int64_t>{1, 1, 32, 128});
+  KernelManifest back;
+  std::string error;
+  REQUIRE(KernelManifest::fromJson(m.toJson(), back, error));
+  CHECK(json::print(back.toJson()) == json::print(m.toJson()));
+  // A map over a scalar parameter, or of the wrong rank, is refused.
+  auto firstMap = [](json::Value &manifest) -> json::Value & {
+    return const_cast<json::Value &>(*manifest.get("tensor_maps")).array[0];
+  };
+  json::Value bad = m.toJson();
+  firstMap(bad).set("param", json::Value::num(14)); // the scalar `scale`
+  CHECK_FALSE(KernelManifest::fromJson(bad, back, error));
+  CHECK(error == "manifest field 'tensor_maps[].param' does not name a view parameter");
+  bad = m.toJson();
+  json::Value box = *firstMap(bad).get("box");
+  box.array.pop_back();
+  firstMap(bad).set("box", box);
+  CHECK_FALSE(KernelManifest::fromJson(bad, back, error));
+  CHECK(error == "manifest field 'tensor_maps[].box' must have the view's rank");
+}

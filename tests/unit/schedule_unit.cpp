@@ -1,6 +1,6 @@
 //===- schedule_unit.cpp - schedule loading and kernel-argument binding ---===//
-#include "tools/kiln/Driver.h"
 #include "backends/cpu/KernelSignature.h"
+#include "tools/kiln/Driver.h"
 
 #include <catch2/catch.hpp>
 
@@ -15,7 +15,15 @@ TEST_CASE("bundled schedules load and carry their target's budgets", "[schedule]
   CHECK(s.smemBudget == 232448);
   REQUIRE(s.roles.size() == 2);
   CHECK(s.roles[0].name.name == "producer");
-  CHECK(s.roles[1].firstWarp == 1);
+  CHECK(s.roles[1].firstWarp == 4);
+  CHECK(s.persistent == 0);
+  // Producer 4 warps x 24 + compute 4 x 104, averaged over 8 warps: 64.
+  CHECK(s.launchRegs() == 64);
+  Schedule ring;
+  REQUIRE(loadSchedule(std::string(KILN_SOURCE_DIR) + "/ops/gdn/schedules/sm_90a_tma_ring.yaml",
+                       ring, os));
+  CHECK(ring.persistent == 3);
+  CHECK(ring.pipelines[0].depth == 2);
   REQUIRE(s.pipelines.size() == 1);
   CHECK(s.pipelines[0].copy.name == "tma");
 }
@@ -37,19 +45,23 @@ TEST_CASE("kernel arguments are checked against the signature", "[runtime]") {
   float buf[64];
   std::map<std::string, int64_t> dims;
   std::string error;
-  CHECK(bindArguments(sig, {ArgValue::tensor(buf, {3, 4}, DType::F32), ArgValue::tensor(buf, {3, 4}, DType::F32)},
-                      dims, error));
+  CHECK(bindArguments(
+      sig, {ArgValue::tensor(buf, {3, 4}, DType::F32), ArgValue::tensor(buf, {3, 4}, DType::F32)},
+      dims, error));
   CHECK(dims["B"] == 3);
   dims.clear();
-  CHECK_FALSE(bindArguments(sig, {ArgValue::tensor(buf, {3, 4}, DType::F32), ArgValue::tensor(buf, {5, 4}, DType::F32)},
-                            dims, error));
+  CHECK_FALSE(bindArguments(
+      sig, {ArgValue::tensor(buf, {3, 4}, DType::F32), ArgValue::tensor(buf, {5, 4}, DType::F32)},
+      dims, error));
   CHECK(error == "argument 'y' dim 0 (B) is 5 but 'x' gave B = 3");
   dims.clear();
-  CHECK_FALSE(bindArguments(sig, {ArgValue::tensor(buf, {3, 5}, DType::F32), ArgValue::tensor(buf, {3, 4}, DType::F32)},
-                            dims, error));
+  CHECK_FALSE(bindArguments(
+      sig, {ArgValue::tensor(buf, {3, 5}, DType::F32), ArgValue::tensor(buf, {3, 4}, DType::F32)},
+      dims, error));
   CHECK(error == "argument 'x' dim 1 must be 4, got 5");
   dims.clear();
-  CHECK_FALSE(bindArguments(sig, {ArgValue::tensor(buf, {3, 4}, DType::BF16), ArgValue::tensor(buf, {3, 4}, DType::F32)},
-                            dims, error));
+  CHECK_FALSE(bindArguments(
+      sig, {ArgValue::tensor(buf, {3, 4}, DType::BF16), ArgValue::tensor(buf, {3, 4}, DType::F32)},
+      dims, error));
   CHECK(error == "argument 'x' must be f32, got bf16");
 }

@@ -20,6 +20,7 @@ struct Row {
   std::string schedule, target, error;
   PtxasReport report;
   bool hasPtx = false, hasCubin = false;
+  int64_t dynamicShared = 0;                    // bytes: pipeline rings and their mbarriers
   std::vector<std::pair<std::string, int>> mix; // PTX instruction counts
   double bytes = 0, flops = 0, estimateUs = 0;
   std::vector<std::vector<double>> outputs; // CPU run, every out / inout view
@@ -43,6 +44,7 @@ std::vector<std::pair<std::string, int>> instructionMix(const std::string &ptx) 
       {"bar.sync", std::regex(R"(\bbar(rier)?\.sync)")},
       {"cp.async.bulk.tensor", std::regex(R"(\bcp\.async\.bulk\.tensor)")},
       {"mbarrier", std::regex(R"(\bmbarrier\.)")},
+      {"setmaxnreg", std::regex(R"(\bsetmaxnreg\.)")},
       {"wgmma", std::regex(R"(\bwgmma\.mma_async)")},
       {"tcgen05.mma", std::regex(R"(\btcgen05\.mma)")},
   };
@@ -176,6 +178,7 @@ int kiln::compareSchedules(const CompareOptions &o) {
         row.hasPtx = true;
         row.hasCubin = assemble;
         row.report = build.report;
+        row.dynamicShared = build.manifest.dynamicSharedBytes;
         row.mix = instructionMix(build.ptx);
         auto gpu = assemble ? GpuKernel::load(build.manifest, build.cubin, error) : nullptr;
         if (gpu && harness) {
@@ -222,6 +225,7 @@ int kiln::compareSchedules(const CompareOptions &o) {
       if (r.hasCubin) {
         v.set("registers", json::Value::num(r.report.registers));
         v.set("static_shared_bytes", json::Value::num(r.report.sharedBytes));
+        v.set("dynamic_shared_bytes", json::Value::num(r.dynamicShared));
         v.set("spill_bytes", json::Value::num(r.report.spillStores + r.report.spillLoads));
       }
       json::Value mix = json::Value::obj();
@@ -257,7 +261,7 @@ int kiln::compareSchedules(const CompareOptions &o) {
       std::printf(
           "%-22s %-8s %5s %7s %6s %9.2f %9.2f %10s %10.2e%s\n", r.schedule.c_str(),
           r.target.c_str(), r.hasCubin ? num(r.report.registers, "%.0f").c_str() : "-",
-          r.hasCubin ? num(r.report.sharedBytes, "%.0f").c_str() : "-",
+          r.hasCubin ? num(r.report.sharedBytes + r.dynamicShared, "%.0f").c_str() : "-",
           r.hasCubin ? num(r.report.spillStores + r.report.spillLoads, "%.0f").c_str() : "-",
           r.bytes / 1e6, r.flops / 1e6, r.estimateUs > 0 ? num(r.estimateUs, "%.2f").c_str() : "-",
           r.maxDiff, r.gpuUs >= 0 ? ("  gpu " + num(r.gpuUs, "%.2f") + " us").c_str() : "");

@@ -1,11 +1,11 @@
 //===- kiln.cpp - the Kiln command-line tool ------------------------------===//
-#include "tools/kiln/Driver.h"
-#include "tools/kiln/Compare.h"
 #include "backends/cpu/CpuKernel.h"
 #include "backends/runtime/GpuLauncher.h"
 #include "dsl/SourceDiagnostics.h"
 #include "dsl/TileDialect.h"
 #include "lowering/Passes.h"
+#include "tools/kiln/Compare.h"
+#include "tools/kiln/Driver.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/Pass/PassManager.h"
@@ -223,11 +223,15 @@ int compileCommand(const Args &a) {
       return 1;
     if (a.emit == "cubin") {
       const PtxasReport &r = build.report;
-      llvm::errs() << "kiln: " << build.manifest.entry << " (" << build.manifest.schedule << ") for "
-                   << build.manifest.target << ": " << r.registers << " registers, "
+      llvm::errs() << "kiln: " << build.manifest.entry << " (" << build.manifest.schedule
+                   << ") for " << build.manifest.target << ": " << r.registers << " registers, "
                    << r.sharedBytes << " bytes static shared memory, " << r.stackBytes
                    << " bytes stack, " << r.spillStores << " bytes spill stores, " << r.spillLoads
-                   << " bytes spill loads\n";
+                   << " bytes spill loads";
+      if (build.manifest.dynamicSharedBytes)
+        llvm::errs() << "; " << build.manifest.dynamicSharedBytes
+                     << " bytes dynamic shared memory (pipeline rings)";
+      llvm::errs() << "\n";
     }
     if (a.output.empty()) {
       llvm::outs() << build.ptx;
@@ -315,9 +319,10 @@ int runCommand(const Args &a) {
   auto t0 = std::chrono::steady_clock::now();
   if (!runOnCpu(a.input, a.schedule, a.constants, cfg, checks, llvm::errs(), &compileMs, &runMs))
     return 2;
-  double totalMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("%s with %s on cpu: compile %.0f ms, kernel %.1f ms, total %.0f ms\n", a.input.c_str(),
-              a.schedule.c_str(), compileMs, runMs, totalMs);
+  double totalMs =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("%s with %s on cpu: compile %.0f ms, kernel %.1f ms, total %.0f ms\n",
+              a.input.c_str(), a.schedule.c_str(), compileMs, runMs, totalMs);
   return printChecks(checks) ? 0 : 1;
 }
 
@@ -330,7 +335,8 @@ int checkCommand(const Args &a) {
     for (llvm::sys::fs::directory_iterator f(op->path(), ec), e; f != e && !ec; f.increment(ec))
       if (llvm::StringRef(f->path()).ends_with(".tile"))
         tiles.push_back(f->path());
-    for (llvm::sys::fs::directory_iterator f(op->path() + "/schedules", ec), e; f != e && !ec; f.increment(ec))
+    for (llvm::sys::fs::directory_iterator f(op->path() + "/schedules", ec), e; f != e && !ec;
+         f.increment(ec))
       if (llvm::StringRef(f->path()).ends_with(".yaml"))
         scheds.push_back(f->path());
     ec.clear();
@@ -343,14 +349,14 @@ int checkCommand(const Args &a) {
   std::sort(jobs.begin(), jobs.end());
   if (jobs.empty())
     return usageError("no ops found under '" + dir + "'", -1);
-  std::printf("%-24s %-30s %-8s %-22s %10s %10s %8s\n", "op", "schedule", "target", "shape", "o err",
-              "state err", "result");
+  std::printf("%-24s %-30s %-8s %-22s %10s %10s %8s\n", "op", "schedule", "target", "shape",
+              "o err", "state err", "result");
   bool allOk = true;
   for (auto &[tile, sched] : jobs) {
     // Each schedule's tiling runs on the CPU backend; GPU schedules are checked
     // there too (a schedule never changes the result).
-    std::vector<std::map<std::string, int64_t>> shapes = {
-        {{"B", 1}, {"H", 4}, {"HV", 8}}, {{"B", 7}, {"H", 16}, {"HV", 32}}};
+    std::vector<std::map<std::string, int64_t>> shapes = {{{"B", 1}, {"H", 4}, {"HV", 8}},
+                                                          {{"B", 7}, {"H", 16}, {"HV", 32}}};
     for (auto &shape : shapes) {
       RunConfig cfg;
       cfg.dims = shape;
@@ -365,7 +371,8 @@ int checkCommand(const Args &a) {
       for (auto &c : checks)
         ok &= c.ok();
       allOk &= ok;
-      std::string shapeStr = "B=" + std::to_string(shape["B"]) + " H=" + std::to_string(shape["H"]) +
+      std::string shapeStr = "B=" + std::to_string(shape["B"]) +
+                             " H=" + std::to_string(shape["H"]) +
                              " HV=" + std::to_string(shape["HV"]);
       auto err = [&](const char *what) {
         for (auto &c : checks)
@@ -373,9 +380,10 @@ int checkCommand(const Args &a) {
             return c.relError;
         return -1.0;
       };
-      std::printf("%-24s %-30s %-8s %-22s %10.2e %10.2e %8s\n", llvm::sys::path::filename(tile).str().c_str(),
-                  llvm::sys::path::filename(sched).str().c_str(), target.c_str(), shapeStr.c_str(), err("o"),
-                  err("state"), ok ? "PASS" : "FAIL");
+      std::printf("%-24s %-30s %-8s %-22s %10.2e %10.2e %8s\n",
+                  llvm::sys::path::filename(tile).str().c_str(),
+                  llvm::sys::path::filename(sched).str().c_str(), target.c_str(), shapeStr.c_str(),
+                  err("o"), err("state"), ok ? "PASS" : "FAIL");
       if (!ran)
         std::fprintf(stderr, "%s", errText.c_str());
     }

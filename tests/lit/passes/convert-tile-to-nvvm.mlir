@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --tile-assign-layouts --convert-tile-to-nvvm | FileCheck %s
+// RUN: kiln-opt %s --tile-assign-layouts --convert-tile-to-nvvm --split-input-file | FileCheck %s
 
 // A column sum of a [4, 64] tile over 2 warps: 16-byte loads, a shuffle
 // between the 2 lanes along the column, then a shared-memory exchange
@@ -27,5 +27,51 @@ tile.kernel @cols(%N: index, %x: !tile.view<[N, 4, 64], f32> {tile.access = "in"
   %t = tile.load %x[%n, %c0, %c0] window [1, 4, 64] keep [1, 2] : !tile.view<[N, 4, 64], f32> -> !tile.tile<4x64xf32>
   %s = tile.reduce sum %t axis 0 : !tile.tile<4x64xf32> -> !tile.tile<64xf32>
   tile.store %s, %y[%n, %c0] window [1, 64] keep [1] : !tile.tile<64xf32>, !tile.view<[N, 64], f32>
+  tile.return
+}
+
+// -----
+// Warp roles and a TMA ring (persistent: each CTA loops over grid points).
+// Thread 0 initialises the full (count 1) and empty (count 128: the compute
+// warpgroup) mbarriers of both stages, then every role is one branch: the
+// producer warpgroup gives registers back and one thread of it waits for a
+// free stage, arms the full barrier with the tile's bytes and issues the
+// bulk tensor copy; the compute warpgroup takes more registers, waits for a
+// full stage, reads it with 16-byte shared loads, releases it, reduces over
+// a named barrier of its own 128 threads and stores.
+// CHECK: llvm.mlir.global external @__kiln_dynamic_smem() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<0 x i8>
+// CHECK-LABEL: llvm.func @ring(
+// CHECK-SAME: %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant})
+// CHECK-SAME: nvvm.maxnreg = 136 : i32
+// CHECK: nvvm.mbarrier.init %{{.*}}, %[[ONE:.*]] : !llvm.ptr<3>, i32
+// CHECK: nvvm.mbarrier.init %{{.*}}, %[[CONSUMERS:.*]] : !llvm.ptr<3>, i32
+// CHECK: nvvm.fence.mbarrier.init
+// CHECK: nvvm.barrier0
+// CHECK: scf.if
+// CHECK: nvvm.setmaxregister decrease 40
+// CHECK: scf.for
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.mbarrier.arrive.expect_tx
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %{{.*}}, %{{.*}}, box[%{{.*}}, %{{.*}}, %{{.*}}] {isCTAOnly = true
+// CHECK: } else {
+// CHECK: nvvm.setmaxregister increase 232
+// CHECK: scf.for
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xf32>
+// CHECK: nvvm.mbarrier.arrive
+// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
+// CHECK: llvm.store %{{.*}} : vector<4xf32>, !llvm.ptr<1>
+tile.kernel @ring(%N: index, %x: !tile.view<[N, 8, 64], f32> {tile.access = "in"},
+                  %y: !tile.view<[N, 64], f32> {tile.access = "out"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 8, mma = "none",
+      roles = [#tile.role<name = "producer", firstWarp = 0, numWarps = 4, regs = 40, ops = ["t"]>,
+               #tile.role<name = "compute", firstWarp = 4, numWarps = 4, regs = 232, ops = ["s", "st"]>],
+      pipelines = [#tile.pipeline<name = "ring", buffers = ["t"], depth = 2, copy = "tma">],
+      persistent = 1>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%n, %c0, %c0] window [1, 8, 64] keep [1, 2] {tile.id = "t"} : !tile.view<[N, 8, 64], f32> -> !tile.tile<8x64xf32>
+  %s = tile.reduce sum %t axis 0 {tile.id = "s"} : !tile.tile<8x64xf32> -> !tile.tile<64xf32>
+  tile.store %s, %y[%n, %c0] window [1, 64] keep [1] {tile.id = "st"} : !tile.tile<64xf32>, !tile.view<[N, 64], f32>
   tile.return
 }

@@ -1,12 +1,57 @@
 // RUN: kiln-opt %s --tile-assign-layouts --convert-tile-to-nvvm --split-input-file --verify-diagnostics
 
-// expected-error @+1 {{is scheduled with 2 warp roles; warp-specialised lowering}}
+// expected-error @+1 {{has roles that compute on 1 and 3 warps; tile layouts need the same warp count in every computing role}}
 tile.kernel @roles(%N: index) attributes {dim_names = ["N"],
     schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 4, mma = "none",
       roles = [#tile.role<name = "producer", firstWarp = 0, numWarps = 1, regs = 40, ops = []>,
                #tile.role<name = "compute", firstWarp = 1, numWarps = 3, regs = 232, ops = []>],
       pipelines = []>} {
   %n = tile.program_ids ["n"] (%N) : index
+  tile.return
+}
+
+// -----
+
+tile.kernel @masked_tma(%N: index, %x: !tile.view<[N, 8, 64], f32> {tile.access = "in"},
+                        %y: !tile.view<[N, 8, 64], f32> {tile.access = "out"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 4, mma = "none",
+      roles = [], pipelines = [#tile.pipeline<name = "ring", buffers = ["t"], depth = 1, copy = "tma">]>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{is masked; a TMA copy cannot give masked-off elements their value}}
+  %t = tile.load %x[%n, %c0, %c0] window [1, 8, 64] keep [1, 2] masked {tile.id = "t"} : !tile.view<[N, 8, 64], f32> -> !tile.tile<8x64xf32>
+  tile.store %t, %y[%n, %c0, %c0] window [1, 8, 64] keep [1, 2] : !tile.tile<8x64xf32>, !tile.view<[N, 8, 64], f32>
+  tile.return
+}
+
+// -----
+
+tile.kernel @big_box(%N: index, %x: !tile.view<[N, 512], f32> {tile.access = "in"},
+                     %y: !tile.view<[N, 512], f32> {tile.access = "out"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 4, mma = "none",
+      roles = [], pipelines = [#tile.pipeline<name = "ring", buffers = ["t"], depth = 1, copy = "tma">]>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{needs a TMA box of 512 along view dim 1; a box dim is at most 256}}
+  %t = tile.load %x[%n, %c0] window [1, 512] keep [1] {tile.id = "t"} : !tile.view<[N, 512], f32> -> !tile.tile<512xf32>
+  tile.store %t, %y[%n, %c0] window [1, 512] keep [1] : !tile.tile<512xf32>, !tile.view<[N, 512], f32>
+  tile.return
+}
+
+// -----
+
+tile.kernel @unread(%N: index, %x: !tile.view<[N, 64], f32> {tile.access = "in"},
+                    %y: !tile.view<[N, 64], f32> {tile.access = "out"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 8, mma = "none",
+      roles = [#tile.role<name = "producer", firstWarp = 0, numWarps = 4, regs = 40, ops = ["t"]>,
+               #tile.role<name = "compute", firstWarp = 4, numWarps = 4, regs = 232, ops = ["st"]>],
+      pipelines = [#tile.pipeline<name = "ring", buffers = ["t"], depth = 1, copy = "tma">]>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{fills ring 'ring' that no role reads}}
+  %t = tile.load %x[%n, %c0] window [1, 64] keep [1] {tile.id = "t"} : !tile.view<[N, 64], f32> -> !tile.tile<64xf32>
+  %z = tile.constant 0.0 : f32 : !tile.tile<64xf32>
+  tile.store %z, %y[%n, %c0] window [1, 64] keep [1] {tile.id = "st"} : !tile.tile<64xf32>, !tile.view<[N, 64], f32>
   tile.return
 }
 

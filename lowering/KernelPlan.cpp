@@ -1,0 +1,204 @@
+//===- KernelPlan.cpp - warp roles and copy pipelines of a kernel ---------===//
+#include "lowering/KernelPlan.h"
+#include "dsl/schedule/Target.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::tile;
+
+namespace {
+
+int64_t alignTo(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
+
+/// The ops `role` must lower so that its own ops can run: operands, the
+/// loops and conditions around them, loop-carried values. A ring load read by
+/// a role that does not issue it needs nothing of its indices: its tile
+/// arrives through shared memory.
+void closeOver(KernelPlan &plan, unsigned role, ArrayRef<Operation *> seeds) {
+  DenseSet<Operation *> &runs = plan.roles[role].runs;
+  SmallVector<Operation *> work(seeds.begin(), seeds.end());
+  auto pushValue = [&](Value v) {
+    if (Operation *def = v.getDefiningOp())
+      work.push_back(def);
+    else if (auto arg = dyn_cast<BlockArgument>(v))
+      if (Operation *owner = arg.getOwner()->getParentOp(); owner && !isa<KernelOp>(owner))
+        work.push_back(owner);
+  };
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    if (isa<KernelOp>(op) || !runs.insert(op).second)
+      continue;
+    if (Operation *parent = op->getParentOp(); parent && !isa<KernelOp>(parent))
+      work.push_back(parent);
+    const RingPlan *ring = plan.ringOf(op);
+    if (ring && ring->issuer != role)
+      continue;
+    for (Value v : op->getOperands())
+      pushValue(v);
+    // A loop's carried values all travel together.
+    if (auto loop = dyn_cast<scf::ForOp>(op))
+      work.push_back(loop.getBody()->getTerminator());
+  }
+}
+
+} // namespace
+
+const RingPlan *KernelPlan::ringOf(Operation *load) const {
+  for (const RingPlan &r : rings)
+    if (const_cast<tile::LoadOp &>(r.load).getOperation() == load)
+      return &r;
+  return nullptr;
+}
+
+FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
+  KernelPlan plan;
+  ScheduleAttr schedule = kernel.getScheduleAttr();
+  if (!schedule)
+    return kernel.emitOpError("needs a schedule"), failure();
+  plan.warps = schedule.getWarps();
+  plan.persistent = schedule.getPersistent();
+  llvm::StringMap<Operation *> byId = kernel.getOpsById();
+
+  for (Attribute a : schedule.getRoles()) {
+    auto r = cast<RoleAttr>(a);
+    RolePlan role;
+    role.name = r.getName().str();
+    role.firstWarp = r.getFirstWarp();
+    role.numWarps = r.getNumWarps();
+    role.regs = r.getRegs();
+    plan.roles.push_back(std::move(role));
+  }
+  if (plan.roles.empty()) {
+    RolePlan all;
+    all.name = "all";
+    all.numWarps = plan.warps;
+    plan.roles.push_back(std::move(all));
+  }
+  std::vector<std::pair<int64_t, int64_t>> regsAndWarps;
+  for (const RolePlan &r : plan.roles)
+    regsAndWarps.push_back({r.regs, r.numWarps});
+  plan.launchRegs = launchRegisters(regsAndWarps, plan.warps);
+  plan.reallocRegs =
+      llvm::any_of(plan.roles, [&](const RolePlan &r) { return r.regs != plan.roles[0].regs; });
+
+  // Rings, in pipeline order.
+  auto roleOwning = [&](StringRef id) -> int {
+    for (auto [i, a] : llvm::enumerate(schedule.getRoles()))
+      for (Attribute op : cast<RoleAttr>(a).getOps())
+        if (cast<StringAttr>(op).getValue() == id)
+          return i;
+    return plan.roles.size() == 1 ? 0 : -1;
+  };
+  int64_t offset = 0;
+  for (Attribute a : schedule.getPipelines()) {
+    auto p = cast<PipelineAttr>(a);
+    if (p.getCopy().getValue() != "tma")
+      continue; // plain loads: nothing to plan
+    if (p.getBuffers().size() != 1)
+      return kernel.emitOpError("pipeline '")
+                 << p.getName().getValue() << "' carries " << p.getBuffers().size()
+                 << " buffers; the GPU lowering builds one ring per buffer: give each its own "
+                    "pipeline",
+             failure();
+    StringRef id = cast<StringAttr>(p.getBuffers()[0]).getValue();
+    auto load = dyn_cast_or_null<LoadOp>(byId.lookup(id));
+    if (!load)
+      return kernel.emitOpError("pipeline buffer '") << id << "' is not a load", failure();
+    if (load.getMasked())
+      return load.emitOpError("is masked; a TMA copy cannot give masked-off elements their "
+                              "value: load it with `copy: ld`"),
+             failure();
+    auto viewArg = dyn_cast<BlockArgument>(load.getView());
+    if (!viewArg)
+      return load.emitOpError("reads a view that is not a kernel argument"), failure();
+    ViewType view = cast<ViewType>(viewArg.getType());
+    TileType tile = load.getResult().getType();
+    if (view.getRank() > 5)
+      return load.emitOpError("reads a rank-")
+                 << view.getRank() << " view; a TMA copy takes at most 5 dims",
+             failure();
+    RingPlan ring;
+    ring.load = load;
+    ring.pipeline = p.getName().str();
+    ring.depth = p.getDepth();
+    ring.viewArg = viewArg.getArgNumber();
+    ArrayRef<int64_t> keep = load.getKeep();
+    for (int64_t d = 0; d < view.getRank(); ++d) {
+      auto pos = llvm::find(keep, d);
+      ring.box.push_back(pos == keep.end() ? 1 : tile.getShape()[pos - keep.begin()]);
+      if (ring.box.back() > 256)
+        return load.emitOpError("needs a TMA box of ")
+                   << ring.box.back() << " along view dim " << d << "; a box dim is at most 256",
+               failure();
+    }
+    int64_t elemBytes = tile.getElementType().getIntOrFloatBitWidth() / 8;
+    if (ring.box.back() * elemBytes % 16)
+      return load.emitOpError("copies rows of ")
+                 << ring.box.back() * elemBytes
+                 << " bytes; a TMA box row must be a multiple of 16 bytes",
+             failure();
+    ring.stageBytes = tile.getNumElements() * elemBytes;
+    ring.stageStride = alignTo(ring.stageBytes, kRingAlignment);
+    ring.offset = offset;
+    offset += ring.depth * ring.stageStride;
+    int owner = roleOwning(id);
+    if (owner < 0)
+      return load.emitOpError("is in pipeline '")
+                 << ring.pipeline << "' but in no role: list it under the role that issues it",
+             failure();
+    ring.issuer = owner;
+    plan.rings.push_back(ring);
+  }
+  for (RingPlan &ring : plan.rings) {
+    ring.barrierOffset = offset;
+    offset += 2 * ring.depth * 8;
+  }
+  plan.dynamicSharedBytes = offset;
+
+  // What each role runs.
+  for (unsigned r = 0; r < plan.roles.size(); ++r) {
+    SmallVector<Operation *> seeds;
+    if (plan.roles.size() == 1) {
+      kernel.getBody().walk([&](Operation *op) {
+        if (op->getParentOp() != kernel || !isa<ReturnOp>(op))
+          seeds.push_back(op);
+      });
+    } else {
+      for (Attribute id : cast<RoleAttr>(schedule.getRoles()[r]).getOps())
+        seeds.push_back(byId.lookup(cast<StringAttr>(id).getValue()));
+    }
+    RolePlan &role = plan.roles[r];
+    role.copyOnly = plan.roles.size() > 1 && !seeds.empty() &&
+                    llvm::all_of(seeds, [&](Operation *op) { return plan.ringOf(op); });
+    closeOver(plan, r, seeds);
+    kernel.walk([&](ProgramIdsOp ids) { role.runs.insert(ids); });
+  }
+  for (RingPlan &ring : plan.rings) {
+    for (auto [r, role] : llvm::enumerate(plan.roles)) {
+      bool reads = llvm::any_of(ring.load->getUsers(),
+                                [&](Operation *user) { return role.runs.contains(user); });
+      ring.consumedBy.push_back(reads);
+      if (reads)
+        ring.consumerThreads += role.numWarps * 32;
+    }
+    if (!ring.consumerThreads)
+      return ring.load.emitOpError("fills ring '") << ring.pipeline << "' that no role reads",
+             failure();
+  }
+
+  // Tile layouts span the warps of a computing role; every such role must
+  // have that many.
+  plan.layoutWarps = 0;
+  for (const RolePlan &r : plan.roles)
+    if (!r.copyOnly)
+      plan.layoutWarps = std::max(plan.layoutWarps, r.numWarps);
+  for (const RolePlan &r : plan.roles)
+    if (!r.copyOnly && r.numWarps != plan.layoutWarps)
+      return kernel.emitOpError("has roles that compute on ")
+                 << r.numWarps << " and " << plan.layoutWarps
+                 << " warps; tile layouts need the same warp count in every computing role",
+             failure();
+  return plan;
+}

@@ -1,0 +1,68 @@
+//===- KernelPlan.h - warp roles and copy pipelines of a kernel -*- C++ -*-===//
+//
+// What a schedule's `roles` and `pipelines` mean for one kernel, worked out
+// once: which ops each role runs (the ops it owns plus everything they need),
+// which loads travel through a shared-memory ring filled by TMA, where the
+// rings and their mbarriers sit in dynamic shared memory, and how many
+// registers each role gets. tile-assign-layouts, convert-tile-to-nvvm and the
+// manifest builder all ask this plan, so they cannot disagree.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_LOWERING_KERNELPLAN_H
+#define KILN_LOWERING_KERNELPLAN_H
+
+#include "dsl/TileDialect.h"
+
+#include "llvm/ADT/DenseSet.h"
+
+namespace kiln {
+
+/// A load whose tiles a TMA engine copies into a ring of shared-memory
+/// stages; one full and one empty mbarrier per stage.
+struct RingPlan {
+  tile::LoadOp load;
+  std::string pipeline;
+  int64_t depth = 1;
+  int64_t stageBytes = 0;             // one box, as the copy writes it
+  int64_t stageStride = 0;            // stageBytes rounded up to the ring alignment
+  int64_t offset = 0;                 // stage 0, in dynamic shared memory
+  int64_t barrierOffset = 0;          // full[0..depth) then empty[0..depth), 8 bytes each
+  unsigned viewArg = 0;               // kernel argument the copies read
+  llvm::SmallVector<int64_t> box;     // per view dim, outermost first
+  unsigned issuer = 0;                // role that issues the copies
+  int64_t consumerThreads = 0;        // threads that arrive on an empty barrier
+  llvm::SmallVector<bool> consumedBy; // per role
+};
+
+struct RolePlan {
+  std::string name;
+  int64_t firstWarp = 0, numWarps = 0, regs = 0;
+  /// Owns only copies: one thread of the role runs it.
+  bool copyOnly = false;
+  /// The kernel's ops (at any depth) this role lowers.
+  llvm::DenseSet<mlir::Operation *> runs;
+};
+
+struct KernelPlan {
+  llvm::SmallVector<RolePlan> roles; // at least one
+  llvm::SmallVector<RingPlan> rings;
+  int64_t warps = 1;        // of the CTA
+  int64_t layoutWarps = 1;  // warps every computing role has; tile layouts span them
+  int64_t launchRegs = 0;   // per thread at launch (0: no cap)
+  bool reallocRegs = false; // roles change their registers with setmaxnreg
+  int64_t persistent = 0;   // resident CTAs per SM; 0: one CTA per grid point
+  int64_t dynamicSharedBytes = 0;
+
+  /// Plans a scheduled kernel; errors are emitted on the kernel or the op.
+  static mlir::FailureOr<KernelPlan> build(tile::KernelOp kernel);
+  /// The ring that carries `load`, or null.
+  const RingPlan *ringOf(mlir::Operation *load) const;
+  bool multiRole() const { return roles.size() > 1; }
+};
+
+/// Byte alignment of ring stages in shared memory (TMA destinations).
+constexpr int64_t kRingAlignment = 128;
+
+} // namespace kiln
+
+#endif
