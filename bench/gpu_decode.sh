@@ -27,7 +27,7 @@ done
 echo "golden checks: $(grep -c '^PASS' "$OUT/golden.log") passed, $fails failed"
 # One schedule of each kind: plain vectorised loads, and the TMA ring with
 # warp roles (synccheck too: mbarriers and named barriers).
-for k in sm_90a_bv8 sm_90a_tma; do
+for k in sm_90a_bv8 sm_90a_tma sm_90a_tma_ring; do
   m="$KERNELS/$k.json"; [ -f "$m" ] || continue
   for tool in memcheck racecheck synccheck; do
     compute-sanitizer --tool $tool --error-exitcode 9 "$RUN" run "$m" --dims B=7,H=4,HV=8 --skip 0.3 >"$OUT/$tool-$k.log" 2>&1

@@ -133,7 +133,44 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
     approximations of the special-function unit (`ex2`, `lg2`, `rsqrt`).
     Loop-carried tiles become their registers, flattened into `iter_args`.
 
-    Before:
+    Warp roles (several `roles` in the schedule) become one branch each of an
+    if/else over the warp index; a role lowers only the ops it owns and what
+    they need (lowering/KernelPlan). Roles with different budgets move to them
+    with `nvvm.setmaxregister` from a launch cap (`nvvm.maxnreg`) that is their
+    average. A load in a `copy: tma` pipeline becomes a ring of shared-memory
+    stages (an external `__kiln_dynamic_smem` array) with full and empty
+    mbarriers, initialised by thread 0 before a CTA barrier. The issuing role
+    waits on the empty barrier, arms the full one with the tile's bytes and
+    issues `nvvm.cp.async.bulk.tensor` with a tensor map passed by value
+    (`llvm.byval`, `nvvm.grid_constant`, after the kernel's own arguments);
+    reading roles wait on the full barrier, load the stage into registers and
+    arrive on the empty one. With `persistent`, each role loops over grid
+    points from `ctaid.x` by `nctaid.x`.
+
+    Before (a producer role owns the load `t`, a compute role reduces it):
+    ```mlir
+    %t = tile.load %x[%n, %c0, %c0] window [1, 8, 64] keep [1, 2] {tile.id = "t"}
+        : <[N, 8, 64], f32> -> <8x64xf32>
+    %s = tile.reduce sum %t axis 0 {tile.id = "s"} : <8x64xf32> -> <64xf32>
+    ```
+    After (abridged):
+    ```mlir
+    scf.if %in_producer {
+      nvvm.setmaxregister decrease 40
+      nvvm.mbarrier.try_wait.parity %empty, %parity_xor_1, %ticks
+      nvvm.mbarrier.arrive.expect_tx %full, %c2048_i32
+      nvvm.cp.async.bulk.tensor.shared.cluster.global %stage, %tmap, %full,
+          box[%c0, %c0, %n] {isCTAOnly = true}
+    } else {
+      nvvm.setmaxregister increase 232
+      nvvm.mbarrier.try_wait.parity %full, %parity, %ticks
+      %v = llvm.load %stage_p {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xf32>
+      nvvm.mbarrier.arrive %empty
+      ...
+    }
+    ```
+
+    Single-role example, before:
     ```mlir
     %S = tile.load %state[%slot, %c0] window [1, 128] keep [1]
         {tile.layout = #tile.layout<size = [4], lanes = [32], warps = [1], dims = [0]>}
