@@ -92,6 +92,12 @@ private:
   int64_t numWarps() { return plan.layoutWarps; }
   Value cI32(int64_t v) { return arith::ConstantIntOp::create(b, loc(), v, 32); }
   bool runs(Operation *op) { return plan.roles[role].runs.contains(op); }
+  /// Moves the builder into a new branch that only the role's first thread
+  /// runs; callers hold an InsertionGuard to come back out.
+  void enterLeaderOnly() {
+    auto leader = scf::IfOp::create(b, loc(), TypeRange{}, andOf(eq(lane, 0), eq(warp, 0)), false);
+    b.setInsertionPoint(leader.thenBlock()->getTerminator());
+  }
   /// Synchronises the threads of the current role.
   void syncRole();
   /// Address `bytes` into dynamic shared memory.
@@ -270,10 +276,8 @@ LogicalResult GpuKernelLowering::lowerAccess(const ViewInfo &vi, ArrayRef<Value>
           LLVM::LoadOp::create(b, loc(), elem, gep(offset), elemBytes, false, false, vi.readOnly);
       regs[tile] = {v};
     } else {
-      Value tid0 = andOf(eq(lane, 0), eq(warp, 0));
-      auto ifOp = scf::IfOp::create(b, loc(), TypeRange{}, tid0, false);
       OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+      enterLeaderOnly();
       LLVM::StoreOp::create(b, loc(), regs[tile][0], gep(offset), elemBytes);
     }
     return success();
@@ -670,11 +674,8 @@ LogicalResult GpuKernelLowering::lowerRingLoad(const RingPlan &ring, LoadOp load
   if (ring.issuer == role) {
     // One thread issues: the role's only thread when it just copies.
     OpBuilder::InsertionGuard guard(b);
-    if (!plan.roles[role].copyOnly) {
-      auto leader =
-          scf::IfOp::create(b, loc(), TypeRange{}, andOf(eq(lane, 0), eq(warp, 0)), false);
-      b.setInsertionPoint(leader.thenBlock()->getTerminator());
-    }
+    if (!plan.roles[role].copyOnly)
+      enterLeaderOnly();
     auto [stage, parity] = ringPosition(ring, issued[index]);
     // The readers released this stage (a fresh barrier passes parity 1).
     waitBarrier(ringBarrier(ring, add(stage, cIndex(ring.depth))),
@@ -752,10 +753,8 @@ LogicalResult GpuKernelLowering::lowerRole(unsigned r, Block &body, const IRMapp
                                        ? NVVM::SetMaxRegisterAction::increase
                                        : NVVM::SetMaxRegisterAction::decrease);
   OpBuilder::InsertionGuard guard(b);
-  if (rp.copyOnly) {
-    auto leader = scf::IfOp::create(b, loc(), TypeRange{}, andOf(eq(lane, 0), eq(warp, 0)), false);
-    b.setInsertionPoint(leader.thenBlock()->getTerminator());
-  }
+  if (rp.copyOnly)
+    enterLeaderOnly();
   for (Operation &op : body)
     if (failed(lowerOp(&op)))
       return failure();

@@ -47,7 +47,7 @@ void closeOver(KernelPlan &plan, unsigned role, ArrayRef<Operation *> seeds) {
 
 const RingPlan *KernelPlan::ringOf(Operation *load) const {
   for (const RingPlan &r : rings)
-    if (const_cast<tile::LoadOp &>(r.load).getOperation() == load)
+    if (tile::LoadOp ringLoad = r.load; ringLoad.getOperation() == load)
       return &r;
   return nullptr;
 }

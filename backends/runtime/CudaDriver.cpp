@@ -87,15 +87,6 @@ std::string cuda::check(Result r, const char *what) {
   return std::string(what) + " failed: " + (name ? name : "error " + std::to_string(r));
 }
 
-int cuda::tensorMapDataType(bool isFloat, unsigned bits, bool isBf16) {
-  // CUtensorMapDataType: UINT8 0, UINT16 1, INT32 3, INT64 5, FLOAT16 6,
-  // FLOAT32 7, FLOAT64 8, BFLOAT16 9. A copy moves bits: signedness of
-  // 8- and 16-bit integers does not matter.
-  if (isFloat)
-    return bits == 16 ? (isBf16 ? 9 : 6) : bits == 32 ? 7 : 8;
-  return bits == 8 ? 0 : bits == 16 ? 1 : bits == 32 ? 3 : 5;
-}
-
 std::string cuda::encodeTensorMap(const Driver &d, TensorMap &out, int dataType, DevicePtr base,
                                   const long long *dims, const long long *box, unsigned rank,
                                   unsigned elemBytes) {

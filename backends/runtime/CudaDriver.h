@@ -61,9 +61,6 @@ struct alignas(64) TensorMap {
   unsigned long long opaque[16];
 };
 
-/// CUtensorMapDataType of a Kiln dtype name's element, by size and kind.
-int tensorMapDataType(bool isFloat, unsigned bits, bool isBf16);
-
 /// Builds a tiled tensor map over a dense row-major tensor (dims outermost
 /// first) copying `box` (outermost first); "" or the driver's error.
 std::string encodeTensorMap(const Driver &d, TensorMap &out, int dataType, DevicePtr base,

@@ -8,6 +8,28 @@
 
 using namespace kiln;
 
+/// CUtensorMapDataType of an element type. A copy moves bits, so 8-bit
+/// integers travel as UINT8 whatever their sign.
+static int tensorMapDataType(DType t) {
+  switch (t) {
+  case DType::I8:
+    return 0; // UINT8
+  case DType::I32:
+    return 3; // INT32
+  case DType::I64:
+    return 5; // INT64
+  case DType::F16:
+    return 6; // FLOAT16
+  case DType::F32:
+    return 7; // FLOAT32
+  case DType::F64:
+    return 8; // FLOAT64
+  case DType::BF16:
+    return 9; // BFLOAT16
+  }
+  return 7;
+}
+
 std::unique_ptr<GpuKernel> GpuKernel::load(const KernelManifest &manifest, const std::string &image,
                                            std::string &error) {
   std::string why;
@@ -134,12 +156,8 @@ bool GpuKernel::launch(const std::vector<ArgValue> &args, std::string &error,
     const ArgValue &a = args[info.param];
     std::vector<long long> dims(a.shape.begin(), a.shape.end()),
         box(info.box.begin(), info.box.end());
-    unsigned bytes = dtypeBytes(p.dtype);
-    bool isFloat = p.dtype == DType::F32 || p.dtype == DType::F64 || p.dtype == DType::BF16 ||
-                   p.dtype == DType::F16;
-    e = cuda::encodeTensorMap(*d, maps[t],
-                              cuda::tensorMapDataType(isFloat, bytes * 8, p.dtype == DType::BF16),
-                              buffers[info.param].ptr, dims.data(), box.data(), dims.size(), bytes);
+    e = cuda::encodeTensorMap(*d, maps[t], tensorMapDataType(p.dtype), buffers[info.param].ptr,
+                              dims.data(), box.data(), dims.size(), dtypeBytes(p.dtype));
     if (!e.empty())
       e += " (tensor map of '" + p.name + "')";
     params.push_back(&maps[t]);

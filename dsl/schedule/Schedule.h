@@ -8,7 +8,6 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
-#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>

@@ -73,13 +73,19 @@ bool kiln::applySchedule(const Schedule &s, KernelOp kernel, llvm::raw_ostream &
     for (const Role &r : s.roles)
       for (const Named &op : r.ops)
         owned.insert(op.name);
-    for (auto &[id, op] : byId)
-      if (isa<StoreOp>(op) && !owned.count(id.str())) {
-        errs << s.diag(s.roles[0].name.pos, "store '" + id.str() +
-                                                "' is in no role; with several roles each store " +
-                                                "must be listed under the role that writes it");
-        return false;
-      }
+    // In program order, so the first unowned store is the one named.
+    std::string unowned;
+    kernel.walk([&](StoreOp store) {
+      auto id = store->getAttrOfType<StringAttr>(kOpIdAttr);
+      if (unowned.empty() && id && !owned.count(id.str()))
+        unowned = id.str();
+    });
+    if (!unowned.empty()) {
+      errs << s.diag(s.roles[0].name.pos, "store '" + unowned +
+                                              "' is in no role; with several roles each store " +
+                                              "must be listed under the role that writes it");
+      return false;
+    }
     for (const Pipeline &p : s.pipelines)
       for (const Named &buf : p.buffers)
         if (!owned.count(buf.name)) {

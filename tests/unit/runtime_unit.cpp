@@ -30,20 +30,31 @@ TEST_CASE("grid expressions evaluate over runtime dims", "[runtime]") {
   CHECK(error == "grid uses dim 'HV' that has no value");
 }
 
+/// GDN decode compiled with one bundled schedule, lowered for its GPU target.
+struct DecodeBuild {
+  std::unique_ptr<mlir::MLIRContext> ctx = makeContext();
+  Compiled compiled;
+  GpuBuild gpu;
+};
+
+static void buildDecode(const std::string &schedule, bool assemble, DecodeBuild &out) {
+  std::string errText;
+  llvm::raw_string_ostream errs(errText);
+  std::string root = KILN_SOURCE_DIR;
+  REQUIRE(compileOp(*out.ctx, root + "/ops/gdn/decode.tile",
+                    root + "/ops/gdn/schedules/" + schedule, {}, out.compiled, errs));
+  REQUIRE(buildForGpu(out.compiled, assemble, out.gpu, errs));
+}
+
 TEST_CASE("a compiled decode kernel's manifest describes its launch", "[runtime][ptx]") {
   if (findPtxas().empty()) {
     WARN("skipped: no ptxas on this machine");
     return;
   }
-  auto ctx = makeContext();
-  Compiled c;
-  std::string errText;
-  llvm::raw_string_ostream errs(errText);
-  std::string root = KILN_SOURCE_DIR;
-  REQUIRE(compileOp(*ctx, root + "/ops/gdn/decode.tile",
-                    root + "/ops/gdn/schedules/sm_90a_bv8.yaml", {}, c, errs));
-  GpuBuild build;
-  REQUIRE(buildForGpu(c, /*assemble=*/true, build, errs));
+  DecodeBuild d;
+  buildDecode("sm_90a_bv8.yaml", /*assemble=*/true, d);
+  const Compiled &c = d.compiled;
+  const GpuBuild &build = d.gpu;
   const KernelManifest &m = build.manifest;
   CHECK(m.entry == "gdn_decode");
   CHECK(m.threads == 32);
@@ -84,16 +95,9 @@ TEST_CASE("a compiled decode kernel's manifest describes its launch", "[runtime]
 }
 
 TEST_CASE("a TMA schedule's manifest carries its tensor maps and ring memory", "[runtime][ptx]") {
-  auto ctx = makeContext();
-  Compiled c;
-  std::string errText;
-  llvm::raw_string_ostream errs(errText);
-  std::string root = KILN_SOURCE_DIR;
-  REQUIRE(compileOp(*ctx, root + "/ops/gdn/decode.tile",
-                    root + "/ops/gdn/schedules/sm_90a_tma_ring.yaml", {}, c, errs));
-  GpuBuild build;
-  REQUIRE(buildForGpu(c, /*assemble=*/false, build, errs));
-  const KernelManifest &m = build.manifest;
+  DecodeBuild d;
+  buildDecode("sm_90a_tma_ring.yaml", /*assemble=*/false, d);
+  const KernelManifest &m = d.gpu.manifest;
   CHECK(m.threads == 256);
   CHECK(m.persistent == 3);
   // Two 16 KB stages (32 rows x 128 f32), then a full and an empty mbarrier each.
