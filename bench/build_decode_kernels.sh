@@ -8,17 +8,17 @@ set -euo pipefail
 KILN=${KILN:-build/bin/kiln}
 rm -rf .kiln-out/decode .kiln-out/small .kiln-out/sm100
 mkdir -p .kiln-out/decode .kiln-out/small .kiln-out/sm100
-for s in ops/gdn/schedules/sm_90a*.yaml; do
-  name=$(basename "$s" .yaml)
+for s in ops/gdn/schedules/decode_sm_90a*.yaml; do
+  name=$(basename "$s" .yaml); name=${name#decode_}
   "$KILN" compile ops/gdn/decode.tile --schedule "$s" --emit cubin -o ".kiln-out/decode/$name.cubin" ||
     echo "skipped $s (does not lower yet)"
 done
-for s in ops/gdn/schedules/sm_100a*.yaml; do
-  "$KILN" compile ops/gdn/decode.tile --schedule "$s" --emit cubin -o ".kiln-out/sm100/$(basename "$s" .yaml).cubin"
+for s in ops/gdn/schedules/decode_sm_100a*.yaml; do
+  "$KILN" compile ops/gdn/decode.tile --schedule "$s" --emit cubin -o ".kiln-out/sm100/$(basename "$s" .yaml | sed s/^decode_//).cubin"
 done
-"$KILN" compile ops/gdn/decode.tile --schedule ops/gdn/schedules/sm_90a.yaml -D K=64 -D V=32 \
+"$KILN" compile ops/gdn/decode.tile --schedule ops/gdn/schedules/decode_sm_90a.yaml -D K=64 -D V=32 \
   --emit cubin -o .kiln-out/small/k64v32.cubin
-"$KILN" compile ops/gdn/decode.tile --schedule ops/gdn/schedules/sm_90a.yaml -D USE_QK_L2NORM=0 \
+"$KILN" compile ops/gdn/decode.tile --schedule ops/gdn/schedules/decode_sm_90a.yaml -D USE_QK_L2NORM=0 \
   --emit cubin -o .kiln-out/small/nol2.cubin
-"$KILN" compile ops/gdn/decode.tile --schedule ops/gdn/schedules/sm_90a_tma.yaml -D K=64 -D V=32 \
+"$KILN" compile ops/gdn/decode.tile --schedule ops/gdn/schedules/decode_sm_90a_tma.yaml -D K=64 -D V=32 \
   --emit cubin -o .kiln-out/small/tma_k64v32.cubin

@@ -121,6 +121,11 @@ class KilnKernel:
                                          f"but another argument gave {want} = {dims[want]}")
                 elif want != got:
                     raise ValueError(f"{where} dim {d} is {got}, expected {want}")
+        # `N+1` dims agree with N, or fix it (as the C++ runtime does).
+        for name in [n for n in dims if "+" in n]:
+            base, plus = name.split("+")
+            if dims.setdefault(base, dims[name] - int(plus)) + int(plus) != dims[name]:
+                raise ValueError(f"{self.name}: {name} = {dims[name]} but {base} = {dims[base]}")
         return dims
 
     def __call__(self, *args):

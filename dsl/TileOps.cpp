@@ -132,11 +132,15 @@ LogicalResult ProgramIdsOp::verify() {
 //===----------------------------------------------------------------------===//
 
 static LogicalResult verifyWindow(Operation *op, ViewType view, unsigned numIndices,
-                                  ArrayRef<int64_t> window, ArrayRef<int64_t> keep,
-                                  TileType tile) {
+                                  unsigned numLimits, bool masked, ArrayRef<int64_t> window,
+                                  ArrayRef<int64_t> keep, TileType tile) {
   if (numIndices != view.getRank() || window.size() != view.getRank())
     return op->emitOpError("needs one index and one window extent per view dim (")
            << view.getRank() << ")";
+  if (numLimits != 0 && numLimits != view.getRank())
+    return op->emitOpError("needs no limits or one per view dim (") << view.getRank() << ")";
+  if (numLimits != 0 && !masked)
+    return op->emitOpError("with limits must be masked");
   if (keep.size() != tile.getRank())
     return op->emitOpError("keeps ") << keep.size() << " dims but the tile has rank "
                                      << tile.getRank();
@@ -167,13 +171,13 @@ static LogicalResult verifyWindow(Operation *op, ViewType view, unsigned numIndi
 }
 
 LogicalResult LoadOp::verify() {
-  return verifyWindow(*this, getView().getType(), getIndices().size(), getWindow(), getKeep(),
-                      getResult().getType());
+  return verifyWindow(*this, getView().getType(), getIndices().size(), getLimits().size(),
+                      getMasked(), getWindow(), getKeep(), getResult().getType());
 }
 
 LogicalResult StoreOp::verify() {
-  return verifyWindow(*this, getView().getType(), getIndices().size(), getWindow(), getKeep(),
-                      getValue().getType());
+  return verifyWindow(*this, getView().getType(), getIndices().size(), getLimits().size(),
+                      getMasked(), getWindow(), getKeep(), getValue().getType());
 }
 
 //===----------------------------------------------------------------------===//

@@ -104,37 +104,46 @@ def Tile_ProgramIdsOp : Tile_Op<"program_ids", [Pure]> {
 // Memory
 //===----------------------------------------------------------------------===//
 
-def Tile_LoadOp : Tile_Op<"load", [MemoryEffects<[MemRead]>]> {
+def Tile_LoadOp : Tile_Op<"load", [MemoryEffects<[MemRead]>, AttrSizedOperandSegments]> {
   let summary = "load a tile from a window of a global view";
   let description = [{
     `indices` are the window's start along every dim of the view; `window`
     its extent along every dim; `keep` lists the dims that appear in the
     result (the others must have extent 1 and are dropped). With `masked`,
     elements outside the view read as `other` (0 by default); without it the
-    window must lie inside the view.
+    window must lie inside the view. `limits`, when present (one per dim,
+    masked loads only), bound the view further: an element whose index along
+    dim d is not below `limits[d]` counts as outside. The language uses them
+    for sub-views such as one sequence `q[bos..eos]` of a packed batch.
+
+    ```mlir
+    %t = tile.load %q[%i, %h, %c0] limits [%eos, %H, %c128] window [64, 1, 128]
+         keep [0, 2] masked : !tile.view<?x?x128xbf16> -> !tile.tile<64x128xbf16>
+    ```
   }];
-  let arguments = (ins Tile_ViewType:$view, Variadic<Index>:$indices,
+  let arguments = (ins Tile_ViewType:$view, Variadic<Index>:$indices, Variadic<Index>:$limits,
                        DenseI64ArrayAttr:$window, DenseI64ArrayAttr:$keep,
                        UnitAttr:$masked, OptionalAttr<F64Attr>:$other);
   let results = (outs Tile_TileType:$result);
   let assemblyFormat = [{
-    $view `[` $indices `]` `window` $window `keep` $keep (`masked` $masked^)?
-    attr-dict `:` type($view) `->` type($result)
+    $view `[` $indices `]` (`limits` `[` $limits^ `]`)? `window` $window `keep` $keep
+    (`masked` $masked^)? attr-dict `:` type($view) `->` type($result)
   }];
   let hasVerifier = 1;
 }
 
-def Tile_StoreOp : Tile_Op<"store", [MemoryEffects<[MemWrite]>]> {
+def Tile_StoreOp : Tile_Op<"store", [MemoryEffects<[MemWrite]>, AttrSizedOperandSegments]> {
   let summary = "store a tile into a window of a global view";
   let description = [{
-    The window is described as for `tile.load`; with `masked`, elements
-    outside the view are not written.
+    The window and `limits` are described as for `tile.load`; with `masked`,
+    elements outside the view (or past a limit) are not written.
   }];
   let arguments = (ins Tile_TileType:$value, Tile_ViewType:$view, Variadic<Index>:$indices,
-                       DenseI64ArrayAttr:$window, DenseI64ArrayAttr:$keep, UnitAttr:$masked);
+                       Variadic<Index>:$limits, DenseI64ArrayAttr:$window,
+                       DenseI64ArrayAttr:$keep, UnitAttr:$masked);
   let assemblyFormat = [{
-    $value `,` $view `[` $indices `]` `window` $window `keep` $keep (`masked` $masked^)?
-    attr-dict `:` type($value) `,` type($view)
+    $value `,` $view `[` $indices `]` (`limits` `[` $limits^ `]`)? `window` $window `keep` $keep
+    (`masked` $masked^)? attr-dict `:` type($value) `,` type($view)
   }];
   let hasVerifier = 1;
 }
@@ -160,7 +169,7 @@ def Tile_IotaOp : Tile_Op<"iota", [Pure]> {
 
 def Tile_SplatOp : Tile_Op<"splat", [Pure]> {
   let summary = "a tile with every element equal to a scalar value";
-  let arguments = (ins AnyTypeOf<[F32, I32, I64]>:$input);
+  let arguments = (ins AnyTypeOf<[I1, F32, I32, I64]>:$input);
   let results = (outs Tile_TileType:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;

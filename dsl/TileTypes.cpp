@@ -109,7 +109,7 @@ void ViewType::print(AsmPrinter &printer) const {
     if (i)
       printer << ", ";
     if (isDynamicDim(i))
-      printer << getDimNames()[i].getValue();
+      printer.printKeywordOrString(getDimNames()[i].getValue());
     else
       printer << getShape()[i];
   }

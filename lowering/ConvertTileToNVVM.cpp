@@ -130,7 +130,8 @@ private:
   LogicalResult lowerProgramIds(ProgramIdsOp op);
   /// A load into `tile` or a store of it; the tile's shape is the window's
   /// `keep` dims.
-  LogicalResult lowerAccess(const ViewInfo &vi, ArrayRef<Value> starts, ArrayRef<int64_t> keep,
+  LogicalResult lowerAccess(const ViewInfo &vi, ArrayRef<Value> starts, ArrayRef<Value> limits,
+                            ArrayRef<int64_t> keep,
                             bool masked, Value tile, bool isLoad, double other);
   LogicalResult lowerReduce(ReduceOp op);
   /// A fresh shared-memory array of `count` elements; returns its address.
@@ -256,7 +257,7 @@ static bool knownMultipleOf(Value v, int64_t n) {
 }
 
 LogicalResult GpuKernelLowering::lowerAccess(const ViewInfo &vi, ArrayRef<Value> starts,
-                                             ArrayRef<int64_t> keep, bool masked, Value tile,
+                                             ArrayRef<Value> limits, ArrayRef<int64_t> keep, bool masked, Value tile,
                                              bool isLoad, double other) {
   auto tileType = cast<TileType>(tile.getType());
   Type elem = tileType.getElementType();
@@ -298,11 +299,24 @@ LogicalResult GpuKernelLowering::lowerAccess(const ViewInfo &vi, ArrayRef<Value>
     }
     base = add(base, mul(idx, vi.strides[d]));
   }
+  // A masked dim whose bound can cut a vector: a runtime dim, or a limit
+  // that is not the dim's own static size.
+  auto cutsAlong = [&](unsigned vd) {
+    if (!masked)
+      return false;
+    if (vi.type.isDynamicDim(vd))
+      return true;
+    if (limits.empty())
+      return false;
+    auto c = limits[vd].getDefiningOp<arith::ConstantIndexOp>();
+    return !c || c.value() < vi.type.getShape()[vd];
+  };
   // Vector width along the last tile dim when it is the view's contiguous
-  // dim and every vector start is provably aligned.
+  // dim, no mask cuts it and every vector start is provably aligned; masks
+  // along other dims guard the whole vector.
   int64_t vec = 1;
   unsigned last = rank - 1;
-  if (!masked && !l.isUnit(last) && keep[last] == (int64_t)vi.type.getRank() - 1) {
+  if (!l.isUnit(last) && keep[last] == (int64_t)vi.type.getRank() - 1 && !cutsAlong(keep[last])) {
     int64_t innermost = vi.type.getShape().back();
     vec = std::min<int64_t>(l.size[l.dims[last]], 16 / elemBytes);
     while (vec > 1 && (ShapedType::isDynamic(innermost) || innermost % vec != 0 ||
@@ -329,23 +343,48 @@ LogicalResult GpuKernelLowering::lowerAccess(const ViewInfo &vi, ArrayRef<Value>
       unsigned vd = keep[td];
       if (c != 0)
         offset = add(offset, mul(cIndex(c), vi.strides[vd]));
-      if (masked) {
+      if (masked && (vi.type.isDynamicDim(vd) || !limits.empty())) {
         Value coord = add(coordBase[td], cIndex(c));
-        inBounds = andOf(inBounds, arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult, coord,
-                                                         vi.dims[vd]));
+        if (vi.type.isDynamicDim(vd))
+          inBounds = andOf(inBounds, arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult,
+                                                           coord, vi.dims[vd]));
+        if (!limits.empty() && cutsAlong(vd))
+          inBounds = andOf(inBounds, arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt,
+                                                           coord, limits[vd]));
       }
     }
     Value ptr = gep(offset);
     if (vec > 1) {
       auto vecType = VectorType::get({vec}, elem);
       if (isLoad) {
-        Value v = LLVM::LoadOp::create(b, loc(), vecType, ptr, vec * elemBytes, false, false,
-                                       vi.readOnly);
+        Value v;
+        if (inBounds) {
+          auto ifOp = scf::IfOp::create(b, loc(), TypeRange{vecType}, inBounds, true);
+          OpBuilder tb = ifOp.getThenBodyBuilder();
+          scf::YieldOp::create(tb, loc(),
+                               ValueRange{LLVM::LoadOp::create(tb, loc(), vecType, ptr, vec * elemBytes,
+                                                               false, false, vi.readOnly)});
+          OpBuilder eb = ifOp.getElseBodyBuilder();
+          Attribute fill = isa<FloatType>(elem) ? (Attribute)eb.getFloatAttr(elem, other)
+                                                : eb.getIntegerAttr(elem, (int64_t)other);
+          scf::YieldOp::create(eb, loc(),
+                               ValueRange{LLVM::ConstantOp::create(
+                                   eb, loc(), vecType, DenseElementsAttr::get(vecType, fill))});
+          v = ifOp.getResult(0);
+        } else {
+          v = LLVM::LoadOp::create(b, loc(), vecType, ptr, vec * elemBytes, false, false,
+                                   vi.readOnly);
+        }
         for (int64_t e = 0; e < vec; ++e) {
           Value idx = LLVM::ConstantOp::create(b, loc(), b.getI32Type(), e);
           result[r + e] = LLVM::ExtractElementOp::create(b, loc(), v, idx);
         }
       } else {
+        OpBuilder::InsertionGuard storeGuard(b);
+        if (inBounds) {
+          auto ifOp = scf::IfOp::create(b, loc(), TypeRange{}, inBounds, false);
+          b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+        }
         Value v = LLVM::PoisonOp::create(b, loc(), vecType);
         for (int64_t e = 0; e < vec; ++e) {
           Value idx = LLVM::ConstantOp::create(b, loc(), b.getI32Type(), e);
@@ -531,12 +570,14 @@ LogicalResult GpuKernelLowering::lowerOp(Operation *op) {
       .Case([&](LoadOp load) {
         if (const RingPlan *ring = plan.ringOf(load))
           return lowerRingLoad(*ring, load);
-        return lowerAccess(views[load.getView()], mapped(load.getIndices()), load.getKeep(),
+        return lowerAccess(views[load.getView()], mapped(load.getIndices()),
+                           mapped(load.getLimits()), load.getKeep(),
                            load.getMasked(), load.getResult(), /*isLoad=*/true,
                            load.getOther() ? load.getOther()->convertToDouble() : 0.0);
       })
       .Case([&](StoreOp store) {
-        return lowerAccess(views[store.getView()], mapped(store.getIndices()), store.getKeep(),
+        return lowerAccess(views[store.getView()], mapped(store.getIndices()),
+                           mapped(store.getLimits()), store.getKeep(),
                            store.getMasked(), store.getValue(), /*isLoad=*/false, 0.0);
       })
       .Case([&](ConstantOp c) {
@@ -710,7 +751,7 @@ LogicalResult GpuKernelLowering::lowerRingLoad(const RingPlan &ring, LoadOp load
   }
   SmallVector<Value> zeros(tileType.getRank(), cIndex(0));
   SmallVector<int64_t> keep = llvm::to_vector(llvm::seq<int64_t>(0, tileType.getRank()));
-  if (failed(lowerAccess(stageView, zeros, keep, false, load.getResult(), true, 0.0)))
+  if (failed(lowerAccess(stageView, zeros, {}, keep, false, load.getResult(), true, 0.0)))
     return failure();
   // The loads above are done before this release (arrive orders them).
   NVVM::MBarrierArriveOp::create(b, loc(), Type(),

@@ -75,7 +75,8 @@ private:
   LogicalResult lowerOp(Operation *op);
   LogicalResult lowerFor(scf::ForOp op);
   void lowerProgramIds(ProgramIdsOp op);
-  void lowerAccess(Operation *op, Value view, ValueRange indices, ArrayRef<int64_t> window,
+  void lowerAccess(Operation *op, Value view, ValueRange indices, ValueRange limits,
+                   ArrayRef<int64_t> window,
                    ArrayRef<int64_t> keep, bool masked, Value tileBuf, bool isLoad, double other);
 };
 
@@ -95,7 +96,7 @@ void KernelLowering::lowerProgramIds(ProgramIdsOp op) {
 }
 
 void KernelLowering::lowerAccess(Operation *op, Value view, ValueRange indices,
-                                 ArrayRef<int64_t> window, ArrayRef<int64_t> keep, bool masked,
+                                 ValueRange limits, ArrayRef<int64_t> window, ArrayRef<int64_t> keep, bool masked,
                                  Value tileBuf, bool isLoad, double other) {
   auto &[dims, strides] = viewGeometry[view];
   Value mem = map.lookup(view);
@@ -115,6 +116,10 @@ void KernelLowering::lowerAccess(Operation *op, Value view, ValueRange indices,
         idx = arith::AddIOp::create(nb, loc(), idx, ivs[pos - keep.begin()]);
         if (masked) {
           Value ok = arith::CmpIOp::create(nb, loc(), arith::CmpIPredicate::ult, idx, dims[d]);
+          if (!limits.empty())
+            ok = arith::AndIOp::create(nb, loc(), ok,
+                                       arith::CmpIOp::create(nb, loc(), arith::CmpIPredicate::slt,
+                                                             idx, map.lookup(limits[d])));
           inBounds = inBounds ? arith::AndIOp::create(nb, loc(), inBounds, ok).getResult() : ok;
         }
       }
@@ -230,12 +235,14 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
   LogicalResult status = success();
   TypeSwitch<Operation *>(op)
       .Case([&](LoadOp load) {
-        lowerAccess(op, load.getView(), load.getIndices(), load.getWindow(), load.getKeep(),
+        lowerAccess(op, load.getView(), load.getIndices(), load.getLimits(), load.getWindow(),
+                    load.getKeep(),
                     load.getMasked(), result, /*isLoad=*/true,
                     load.getOther() ? load.getOther()->convertToDouble() : 0.0);
       })
       .Case([&](StoreOp store) {
-        lowerAccess(op, store.getView(), store.getIndices(), store.getWindow(), store.getKeep(),
+        lowerAccess(op, store.getView(), store.getIndices(), store.getLimits(), store.getWindow(),
+                    store.getKeep(),
                     store.getMasked(), in(store.getValue()), /*isLoad=*/false, 0.0);
       })
       .Case([&](ConstantOp c) {

@@ -14,10 +14,11 @@ static std::vector<OpHarness> &registry() {
 
 void kiln::registerHarness(OpHarness harness) { registry().push_back(std::move(harness)); }
 
-void registerGdnDecodeHarness(); // ops/gdn/DecodeHarness.cpp
+void registerGdnDecodeHarness();  // ops/gdn/DecodeHarness.cpp
+void registerGdnPrefillHarness(); // ops/gdn/PrefillHarness.cpp
 
 const OpHarness *kiln::findHarness(const std::string &kernel) {
-  static bool once = (registerGdnDecodeHarness(), true);
+  static bool once = (registerGdnDecodeHarness(), registerGdnPrefillHarness(), true);
   (void)once;
   for (const OpHarness &h : registry())
     if (h.kernel == kernel)
@@ -31,6 +32,21 @@ void OpHarness::completeConfig(RunConfig &cfg,
     cfg.constants[k] = v;
   for (auto &[k, v] : defaultDims)
     cfg.dims.emplace(k, v);
+}
+
+std::string kiln::describeShape(const RunConfig &cfg) {
+  std::string out;
+  for (const char *name : {"B", "H", "HV"})
+    if (cfg.dims.count(name))
+      out += (out.empty() ? "" : " ") + std::string(name) + "=" + std::to_string(cfg.dims.at(name));
+  if (!cfg.seqLens.empty()) {
+    out += " T=";
+    for (size_t i = 0; i < cfg.seqLens.size(); ++i)
+      out += (i ? "," : "") + std::to_string(cfg.seqLens[i]);
+  }
+  if (!cfg.initialState)
+    out += " no-h0";
+  return out;
 }
 
 bool kiln::printChecks(const std::vector<CheckResult> &checks) {

@@ -23,6 +23,8 @@ struct RunConfig {
   uint64_t seed = 1;
   bool saturateGates = false; // |a|, |b| ~ 30
   double skipFraction = 0.0;  // share of requests with a negative slot index
+  std::vector<int64_t> seqLens; // prefill: lengths of the packed sequences (default per op)
+  bool initialState = true;     // prefill: start from a random state, or from zeros
 };
 
 struct CheckResult {
@@ -39,6 +41,8 @@ struct OpHarness {
   std::string kernel;                  // kernel name the harness drives
   std::vector<std::string> dims;       // runtime dims it needs
   std::map<std::string, int64_t> defaultDims;
+  /// The configurations `kiln check` runs every schedule of this op on.
+  std::vector<RunConfig> checkConfigs;
   /// Makes inputs, launches, runs the golden reference, compares.
   std::function<bool(const RunConfig &, const Launcher &, std::vector<CheckResult> &, std::string &)> run;
 
@@ -48,6 +52,8 @@ struct OpHarness {
 };
 
 const OpHarness *findHarness(const std::string &kernel);
+/// A short description of a run's shape: "B=7 H=16 HV=32", "H=4 HV=8 T=1,64,7".
+std::string describeShape(const RunConfig &cfg);
 void registerHarness(OpHarness harness);
 
 /// ||x - ref|| / ||ref|| over all elements, with NaN / Inf detection.

@@ -8,7 +8,10 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/Support/TargetSelect.h"
+
+#include <cstring>
 
 using namespace mlir;
 using namespace kiln;
@@ -16,6 +19,19 @@ using namespace kiln;
 CpuKernel::~CpuKernel() = default;
 
 namespace {
+/// f32 -> bf16, round to nearest even, for the x86 code LLVM emits when it
+/// materialises a bf16 constant (soft-promoted, rounded by this libcall).
+/// The bf16 result travels in the low 16 bits of the float return register.
+float truncSfBf2(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  uint32_t h = (bits & 0x7fffffff) > 0x7f800000 ? 0x7fc0 // NaN stays a quiet NaN
+                                                 : (bits + 0x7fff + ((bits >> 16) & 1)) >> 16;
+  float out;
+  std::memcpy(&out, &h, 4);
+  return out;
+}
+
 /// The descriptor of a memref<?xT> as the C interface passes it.
 struct FlatMemRef {
   void *allocated, *aligned;
@@ -59,6 +75,12 @@ std::unique_ptr<CpuKernel> CpuKernel::compile(ModuleOp module, std::string &erro
     return nullptr;
   }
   result->engine = std::move(*engine);
+  result->engine->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap symbols;
+    symbols[interner("__truncsfbf2")] = {llvm::orc::ExecutorAddr::fromPtr(&truncSfBf2),
+                                         llvm::JITSymbolFlags::Exported};
+    return symbols;
+  });
   return result;
 }
 

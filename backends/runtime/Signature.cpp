@@ -101,6 +101,29 @@ bool kiln::bindArguments(const KernelSignature &sig, const std::vector<ArgValue>
       }
     }
   }
+  // A dim named `N+c` is fixed by its tensor like any other and must agree
+  // with N; it also fixes N when no tensor has a plain N dim.
+  for (const std::string &n : sig.runtimeDims) {
+    size_t plus = n.find('+');
+    if (plus == std::string::npos || !dims.count(n))
+      continue;
+    std::string base = n.substr(0, plus);
+    int64_t offset = std::stoll(n.substr(plus + 1));
+    auto it = dims.find(base);
+    if (it == dims.end()) {
+      if (dims[n] - offset <= 0) {
+        error = "argument '" + boundBy[n] + "' gives " + n + " = " + std::to_string(dims[n]) +
+                ", so " + base + " = " + std::to_string(dims[n] - offset) + " (must be positive)";
+        return false;
+      }
+      dims[base] = dims[n] - offset;
+      boundBy[base] = boundBy[n];
+    } else if (it->second + offset != dims[n]) {
+      error = "argument '" + boundBy[n] + "' gives " + n + " = " + std::to_string(dims[n]) +
+              " but '" + boundBy[base] + "' gave " + base + " = " + std::to_string(it->second);
+      return false;
+    }
+  }
   for (const std::string &n : sig.runtimeDims)
     if (!dims.count(n)) {
       error = "no tensor argument fixes the dim '" + n + "'";

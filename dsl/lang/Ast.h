@@ -16,9 +16,10 @@ using ExprP = std::unique_ptr<Expr>;
 using StmtP = std::unique_ptr<Stmt>;
 using StmtList = std::vector<StmtP>;
 
-/// One item inside `x[...]`: a point `i`, a range `i +: n`, all `:`, or `None`.
+/// One item inside `x[...]`: a point `i`, a range `i +: n`, all `:`, `None`,
+/// or a sub-view bound `lo..hi` (then `size` holds `hi`).
 struct IndexItem {
-  enum Kind { Point, Range, Full, NewAxis } kind = Point;
+  enum Kind { Point, Range, Full, NewAxis, Bounds } kind = Point;
   ExprP start, size;
   SrcPos pos;
 };
@@ -52,7 +53,7 @@ struct Stmt {
 struct Dim {
   SrcPos pos;
   int64_t value = 0;
-  std::string name; // empty for an integer
+  std::string name; // empty for an integer; `N+1` for a dim one more than N
 };
 
 struct Param {

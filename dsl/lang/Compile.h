@@ -16,7 +16,7 @@ namespace kiln::lang {
 struct ExternalValue {
   int64_t value = 0;
   std::string symbol; // set instead of value: the name of a `const` of the source
-  std::string origin; // e.g. "ops/gdn/schedules/cpu.yaml:4:7" or "command line -D K=64"
+  std::string origin; // e.g. "ops/gdn/schedules/decode_cpu.yaml:4:7" or "command line -D K=64"
 };
 
 struct CompileOptions {

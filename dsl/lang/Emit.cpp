@@ -33,6 +33,9 @@ struct SVal {
   // Slice of a view:
   SmallVector<Value> starts;
   SmallVector<int64_t> window, keep, shape; // shape: also for Shape lists
+  // A sub-view `x[lo..hi]` (View) and slices of it: per dim, where index 0
+  // lies in the tensor and the exclusive bound; empty for a whole tensor.
+  SmallVector<Value> offsets, limits;
   bool masked = false;
   std::string name; // view name
 
@@ -88,6 +91,7 @@ private:
   std::set<std::string> usedIds;
   int inlineDepth = 0;
   std::vector<SVal> *returnSlot = nullptr;
+  std::map<std::string, Value> dimValues; // runtime dims of the kernel being emitted
 
   SVal error(SrcPos pos, const std::string &msg) {
     if (!failed)
@@ -296,6 +300,7 @@ private:
   SVal call(const Expr &e);
   SVal builtin(const Expr &e, bool &handled);
   SVal index(const Expr &e);
+  SVal subView(const SVal &base, const Expr &e);
   SVal unaryMath(const std::string &fn, const SVal &x, SrcPos pos);
   int64_t constInt(const Expr &e, const char *what);
 
@@ -535,13 +540,25 @@ SVal Emitter::index(const Expr &e) {
     if (e.items.size() > view.getRank())
       return error(e.pos, "'" + base.name + "' has " + std::to_string(view.getRank()) +
                               " dims but is indexed with " + std::to_string(e.items.size()));
+    if (llvm::any_of(e.items, [](const IndexItem &i) { return i.kind == IndexItem::Bounds; }))
+      return subView(base, e);
+    bool bounded = !base.limits.empty();
     SVal s;
     s.kind = SVal::Slice;
     s.v = base.v;
     s.name = base.name;
+    s.limits = base.limits;
+    s.masked = bounded;
     for (unsigned d = 0; d < view.getRank(); ++d) {
       const IndexItem *item = d < e.items.size() ? &e.items[d] : nullptr;
       SrcPos pos = item ? item->pos : e.pos;
+      if (item && item->kind == IndexItem::Bounds)
+        return error(pos, "'lo..hi' makes a sub-view; it cannot be mixed with points and ranges");
+      if (bounded && (!item || item->kind == IndexItem::Full)) {
+        if (base.offsets[d] || view.isDynamicDim(d))
+          return error(pos, "dim " + std::to_string(d) + " of the sub-view of '" + base.name +
+                                "' is bounded at run time; take a fixed-size range 'i +: n'");
+      }
       if (!item || item->kind == IndexItem::Full) {
         if (view.isDynamicDim(d))
           return error(pos, "dim " + std::to_string(d) + " of '" + base.name + "' (" +
@@ -560,6 +577,8 @@ SVal Emitter::index(const Expr &e) {
       Value st = toIndex(start, pos, "an index");
       if (!st)
         return {};
+      if (bounded && base.offsets[d])
+        st = arith::AddIOp::create(b, loc(pos), base.offsets[d], st);
       s.starts.push_back(st);
       if (item->kind == IndexItem::Point) {
         s.window.push_back(1);
@@ -605,6 +624,38 @@ SVal Emitter::index(const Expr &e) {
     return SVal::of(SVal::Tile, tl::ReshapeOp::create(b, loc(e.pos), t.withShape(shape), base.v));
   }
   return error(e.pos, "cannot index " + describe(base));
+}
+
+SVal Emitter::subView(const SVal &base, const Expr &e) {
+  auto view = cast<tl::ViewType>(base.v.getType());
+  SVal s = base;
+  if (s.limits.empty()) {
+    s.offsets.assign(view.getRank(), Value());
+    for (unsigned d = 0; d < view.getRank(); ++d)
+      s.limits.push_back(view.isDynamicDim(d)
+                             ? dimValues.at(view.getDimNames()[d].getValue().str())
+                             : indexConst(view.getShape()[d], e.pos));
+  }
+  for (unsigned d = 0; d < e.items.size(); ++d) {
+    const IndexItem &item = e.items[d];
+    if (item.kind == IndexItem::Full)
+      continue;
+    if (item.kind != IndexItem::Bounds)
+      return error(item.pos, "a sub-view is bounded with 'lo..hi' or ':' along every dim");
+    SVal lo = eval(*item.start), hi = eval(*item.size);
+    if (!lo.ok() || !hi.ok())
+      return {};
+    Value l = toIndex(lo, item.pos, "a sub-view bound"), h = toIndex(hi, item.size->pos, "a sub-view bound");
+    if (!l || !h)
+      return {};
+    // Bounds are relative to the view being narrowed; never wider than it.
+    Value off = s.offsets[d];
+    Value absLo = off ? arith::AddIOp::create(b, loc(item.pos), off, l).getResult() : l;
+    Value absHi = off ? arith::AddIOp::create(b, loc(item.pos), off, h).getResult() : h;
+    s.limits[d] = arith::MinSIOp::create(b, loc(item.pos), s.limits[d], absHi);
+    s.offsets[d] = absLo;
+  }
+  return s;
 }
 
 SVal Emitter::unaryMath(const std::string &fn, const SVal &x, SrcPos pos) {
@@ -759,7 +810,7 @@ SVal Emitter::builtin(const Expr &e, bool &handled) {
         return error(kw["other"]->pos, "other= must be a number");
       other = b.getF64FloatAttr(o.kind == SVal::Int ? o.i : o.f);
     }
-    auto op = tl::LoadOp::create(b, loc(e.pos), type, s.v, s.starts, b.getDenseI64ArrayAttr(s.window),
+    auto op = tl::LoadOp::create(b, loc(e.pos), type, s.v, s.starts, s.limits, b.getDenseI64ArrayAttr(s.window),
                                  b.getDenseI64ArrayAttr(s.keep), masked, other);
     return SVal::of(SVal::Tile, op.getResult());
   }
@@ -785,7 +836,7 @@ SVal Emitter::builtin(const Expr &e, bool &handled) {
     Value t = toTile(v, view.getElementType(), s.shape, pos[1]->pos);
     if (!t)
       return {};
-    auto op = tl::StoreOp::create(b, loc(e.pos), t, s.v, s.starts, b.getDenseI64ArrayAttr(s.window),
+    auto op = tl::StoreOp::create(b, loc(e.pos), t, s.v, s.starts, s.limits, b.getDenseI64ArrayAttr(s.window),
                                   b.getDenseI64ArrayAttr(s.keep), s.masked);
     std::string id = "store." + s.name;
     for (int n = 2; usedIds.count(id); ++n)
@@ -930,6 +981,9 @@ SVal Emitter::builtin(const Expr &e, bool &handled) {
       return {};
     if (c.kind == SVal::Bool)
       return vals[c.i ? 0 : 1];
+    if (c.kind == SVal::Cond) // a runtime scalar condition selects whole tiles
+      c = SVal::of(SVal::Tile, tl::SplatOp::create(b, loc(pos[0]->pos),
+                                                   tl::TileType::get(&ctx, {}, b.getI1Type()), c.v));
     if (c.kind != SVal::Tile || !tileTy(c.v).getElementType().isInteger(1))
       return error(pos[0]->pos, "where() needs a bool tile condition, got " + describe(c));
     std::vector<Value> t;
@@ -1373,8 +1427,11 @@ bool Emitter::emitKernel(const Kernel &k, ModuleOp module) {
 
   scopes.clear();
   scopes.emplace_back();
-  for (size_t i = 0; i < dimNames.size(); ++i)
+  dimValues.clear();
+  for (size_t i = 0; i < dimNames.size(); ++i) {
     scopes.back()[dimNames[i]] = {SVal::of(SVal::Index, entry->getArgument(i)), false, k.pos};
+    dimValues[dimNames[i]] = entry->getArgument(i);
+  }
   for (size_t i = 0; i < k.params.size(); ++i) {
     const Param &p = k.params[i];
     Value arg = entry->getArgument(dimNames.size() + i);

@@ -259,6 +259,15 @@ private:
               return fail(d.pos, "dims must be positive"), false;
           } else if (!ident(d.name, "dim (an integer or a name)")) {
             return false;
+          } else if (isPunct("+")) {
+            // `N + 1`: a dim one more than another (e.g. cu_seqlens).
+            next();
+            if (!at(Token::Int))
+              return fail(cur().pos, "expected an integer after '+' in a dim"), false;
+            int64_t plus = std::strtoll(next().text.c_str(), nullptr, 10);
+            if (plus <= 0)
+              return fail(d.pos, "a dim offset must be positive"), false;
+            d.name += "+" + std::to_string(plus);
           }
           p.dims.push_back(d);
           if (!isPunct("]") && !expect(","))
@@ -447,9 +456,9 @@ private:
           } else {
             if (!(item.start = expr()))
               return nullptr;
-            if (isPunct("+:")) {
+            if (isPunct("+:") || isPunct("..")) {
+              item.kind = isPunct("+:") ? IndexItem::Range : IndexItem::Bounds;
               next();
-              item.kind = IndexItem::Range;
               if (!(item.size = expr()))
                 return nullptr;
             }

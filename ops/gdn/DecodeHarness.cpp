@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "ops/Harness.h"
 #include "ops/gdn/Golden.h"
+#include "ops/gdn/Inputs.h"
 
 #include <algorithm>
 #include <cmath>
@@ -30,29 +31,9 @@ bool runDecode(const RunConfig &cfg, const Launcher &launch, std::vector<CheckRe
   const int64_t N = cfg.dims.count("N") ? cfg.dims.at("N") : B + 2; // pool larger than the batch
   std::mt19937_64 rng(cfg.seed);
   std::normal_distribution<double> normal(0.0, 1.0);
-  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
-  auto bf16s = [&](int64_t n, double sd) {
-    std::vector<uint16_t> x(n);
-    for (auto &e : x)
-      e = toBf16(sd * normal(rng));
-    return x;
-  };
-  std::vector<uint16_t> q = bf16s(B * H * K, 1.0), k = bf16s(B * H * K, 1.0), v = bf16s(B * HV * V, 1.0);
-  if (!l2) // unnormalised keys would make the recurrence grow: give unit keys
-    for (int64_t t = 0; t < B * H; ++t) {
-      double ss = 0;
-      for (int64_t i = 0; i < K; ++i)
-        ss += std::pow(fromBf16(k[t * K + i]), 2);
-      for (int64_t i = 0; i < K; ++i)
-        k[t * K + i] = toBf16(fromBf16(k[t * K + i]) / std::sqrt(ss + 1e-6));
-    }
-  const double gateSd = cfg.saturateGates ? 30.0 : 1.0;
-  std::vector<uint16_t> a = bf16s(B * HV, gateSd), b = bf16s(B * HV, gateSd);
-  std::vector<float> A_log(HV), dt_bias(HV);
-  for (int64_t i = 0; i < HV; ++i) {
-    A_log[i] = uniform(rng);
-    dt_bias[i] = 0.5 * normal(rng);
-  }
+  gdn::Inputs in = gdn::randomInputs(rng, B, H, HV, K, V, l2, cfg.saturateGates ? 30.0 : 1.0);
+  std::vector<uint16_t> &q = in.q, &k = in.k, &v = in.v, &a = in.a, &b = in.b;
+  std::vector<float> &A_log = in.A_log, &dt_bias = in.dt_bias;
   // Slots: a permutation of distinct pool rows, some requests padded with -1.
   std::vector<int32_t> slots(B);
   std::vector<int32_t> rows(N);
@@ -145,6 +126,11 @@ void registerGdnDecodeHarness() {
   h.kernel = "gdn_decode";
   h.dims = {"B", "H", "HV", "N"};
   h.defaultDims = {{"B", 3}, {"H", 4}, {"HV", 8}};
+  RunConfig one, many;
+  one.dims = {{"B", 1}, {"H", 4}, {"HV", 8}};
+  many.dims = {{"B", 7}, {"H", 16}, {"HV", 32}};
+  many.skipFraction = 0.3;
+  h.checkConfigs = {one, many};
   h.run = runDecode;
   registerHarness(h);
 }

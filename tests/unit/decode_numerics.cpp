@@ -9,6 +9,7 @@
 #include "tools/kiln/Driver.h"
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 
 #include <catch2/catch.hpp>
 
@@ -19,7 +20,7 @@ static std::vector<std::string> decodeSchedules() {
   std::error_code ec;
   std::string dir = std::string(KILN_SOURCE_DIR) + "/ops/gdn/schedules";
   for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec; it.increment(ec))
-    if (llvm::StringRef(it->path()).ends_with(".yaml"))
+    if (llvm::sys::path::filename(it->path()).starts_with("decode_"))
       out.push_back(it->path());
   std::sort(out.begin(), out.end());
   return out;
@@ -76,7 +77,7 @@ TEST_CASE("a schedule whose tile does not divide V is rejected", "[decode]") {
   auto ctx = makeContext();
   Compiled c;
   REQUIRE_FALSE(compileOp(*ctx, std::string(KILN_SOURCE_DIR) + "/ops/gdn/decode.tile",
-                          std::string(KILN_SOURCE_DIR) + "/ops/gdn/schedules/sm_90a_tma.yaml",
+                          std::string(KILN_SOURCE_DIR) + "/ops/gdn/schedules/decode_sm_90a_tma.yaml",
                           consts, c, os));
   CHECK_THAT(errors, Catch::Contains("requirement failed: BV must divide V"));
   CHECK_THAT(errors, Catch::Contains("sm_90a_tma.yaml:10:7: note: BV = 32 is set here"));

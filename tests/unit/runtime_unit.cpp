@@ -52,7 +52,7 @@ TEST_CASE("a compiled decode kernel's manifest describes its launch", "[runtime]
     return;
   }
   DecodeBuild d;
-  buildDecode("sm_90a_bv8.yaml", /*assemble=*/true, d);
+  buildDecode("decode_sm_90a_bv8.yaml", /*assemble=*/true, d);
   const Compiled &c = d.compiled;
   const GpuBuild &build = d.gpu;
   const KernelManifest &m = build.manifest;
@@ -96,7 +96,7 @@ TEST_CASE("a compiled decode kernel's manifest describes its launch", "[runtime]
 
 TEST_CASE("a TMA schedule's manifest carries its tensor maps and ring memory", "[runtime][ptx]") {
   DecodeBuild d;
-  buildDecode("sm_90a_tma_ring.yaml", /*assemble=*/false, d);
+  buildDecode("decode_sm_90a_tma_ring.yaml", /*assemble=*/false, d);
   const KernelManifest &m = d.gpu.manifest;
   CHECK(m.threads == 256);
   CHECK(m.persistent == 3);

@@ -10,6 +10,7 @@
 #include "mlir/IR/AsmState.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
 #include <chrono>
@@ -33,7 +34,8 @@ usage:
 
   kiln run OP.tile --schedule S.yaml [--target cpu|sm_90a|sm_100a]
            [--dims NAME=N,...] [-D NAME=VALUE]... [--seed N]
-           [--saturate-gates] [--skip FRACTION]
+           [--saturate-gates] [--skip FRACTION] [--seqlens L,...]
+           [--no-initial-state]
       Run the op on fresh random inputs (outputs poisoned with NaN first) and
       check it against the op's float64 golden reference. --target cpu (the
       default) runs any schedule's tiling on the CPU backend; a GPU target
@@ -61,6 +63,8 @@ options:
   --seed N          random seed (default 1)
   --saturate-gates  draw the raw gates a, b with standard deviation 30
   --skip FRACTION   share of requests with a negative slot index (decode)
+  --seqlens 1,64,7  lengths of the packed sequences (prefill; default 1,64,70,7)
+  --no-initial-state  start every sequence from a zero state (prefill)
   -h, --help        this text
 )";
 
@@ -88,6 +92,8 @@ struct Args {
   bool saturate = false, printAfterAll = false, json = false;
   std::vector<std::string> schedules; // compare
   double skip = 0;
+  std::vector<int64_t> seqLens; // prefill
+  bool initialState = true;
 };
 
 int parseArgs(int argc, char **argv, Args &a) {
@@ -160,6 +166,19 @@ int parseArgs(int argc, char **argv, Args &a) {
       char *end = nullptr;
       if (!value(v) || (a.skip = std::strtod(v.c_str(), &end), *end) || a.skip < 0 || a.skip > 1)
         return usageError("--skip needs a fraction in [0, 1]", i);
+    } else if (arg == "--seqlens") {
+      if (!value(v))
+        return usageError("--seqlens needs lengths like 1,64,200,7", i);
+      llvm::SmallVector<llvm::StringRef> parts;
+      llvm::StringRef(v).split(parts, ',');
+      for (llvm::StringRef p : parts) {
+        int64_t n;
+        if (!parseInt(p.str(), n) || n < 0)
+          return usageError("--seqlens takes non-negative integers, got '" + p.str() + "'", i);
+        a.seqLens.push_back(n);
+      }
+    } else if (arg == "--no-initial-state") {
+      a.initialState = false;
     } else if (arg == "--saturate-gates") {
       a.saturate = true;
     } else if (arg == "--print-ir-after-all") {
@@ -312,6 +331,8 @@ int runCommand(const Args &a) {
   cfg.seed = a.seed;
   cfg.saturateGates = a.saturate;
   cfg.skipFraction = a.skip;
+  cfg.seqLens = a.seqLens;
+  cfg.initialState = a.initialState;
   if (a.target != "cpu")
     return runOnGpuCommand(a, cfg);
   std::vector<CheckResult> checks;
@@ -342,48 +363,71 @@ int checkCommand(const Args &a) {
     ec.clear();
     std::sort(tiles.begin(), tiles.end());
     std::sort(scheds.begin(), scheds.end());
-    for (auto &t : tiles)
-      for (auto &s : scheds)
-        jobs.push_back({t, s});
+    // A schedule names its kernel (`op:`); it runs with the source declaring it.
+    std::map<std::string, std::string> tileOfKernel;
+    for (auto &t : tiles) {
+      auto text = llvm::MemoryBuffer::getFile(t);
+      lang::Declarations decls;
+      std::string ignored;
+      llvm::raw_string_ostream quiet(ignored);
+      if (text && lang::scanDeclarations(t, (*text)->getBuffer().str(), decls, quiet))
+        for (auto &k : decls.kernels)
+          tileOfKernel[k] = t;
+    }
+    for (auto &sched : scheds) {
+      Schedule s;
+      std::string ignored;
+      llvm::raw_string_ostream quiet(ignored);
+      std::string kernel = loadSchedule(sched, s, quiet) ? s.op.name : "";
+      auto it = tileOfKernel.find(kernel);
+      if (it != tileOfKernel.end())
+        jobs.push_back({it->second, sched});
+      else if (!tiles.empty()) // fails below, saying why
+        jobs.push_back({tiles.front(), sched});
+    }
   }
   std::sort(jobs.begin(), jobs.end());
   if (jobs.empty())
     return usageError("no ops found under '" + dir + "'", -1);
-  std::printf("%-24s %-30s %-8s %-22s %10s %10s %8s\n", "op", "schedule", "target", "shape",
+  std::printf("%-20s %-30s %-8s %-26s %10s %10s %8s\n", "op", "schedule", "target", "shape",
               "o err", "state err", "result");
   bool allOk = true;
   for (auto &[tile, sched] : jobs) {
     // Each schedule's tiling runs on the CPU backend; GPU schedules are checked
     // there too (a schedule never changes the result).
-    std::vector<std::map<std::string, int64_t>> shapes = {{{"B", 1}, {"H", 4}, {"HV", 8}},
-                                                          {{"B", 7}, {"H", 16}, {"HV", 32}}};
-    for (auto &shape : shapes) {
-      RunConfig cfg;
-      cfg.dims = shape;
-      cfg.skipFraction = shape.at("B") > 1 ? 0.3 : 0.0;
+    std::string errText;
+    llvm::raw_string_ostream errs(errText);
+    Schedule s;
+    bool parsed = loadSchedule(sched, s, errs);
+    const OpHarness *harness = parsed ? findHarness(s.op.name) : nullptr;
+    std::string tileName = llvm::sys::path::filename(tile).str();
+    std::string schedName = llvm::sys::path::filename(sched).str();
+    if (!harness) {
+      std::printf("%-20s %-30s %-8s %-26s %10s %10s %8s\n", tileName.c_str(), schedName.c_str(),
+                  parsed ? s.target->name.c_str() : "?", "-", "-", "-", "FAIL");
+      std::fprintf(stderr, "%s",
+                   parsed ? (schedName + ": no bundled op '" + s.op.name + "' to check\n").c_str()
+                          : errText.c_str());
+      allOk = false;
+      continue;
+    }
+    for (RunConfig cfg : harness->checkConfigs) {
       std::vector<CheckResult> checks;
-      std::string errText;
-      llvm::raw_string_ostream errs(errText);
-      Schedule s;
-      std::string target = loadSchedule(sched, s, errs) ? s.target->name : "?";
+      errText.clear();
       bool ran = runOnCpu(tile, sched, {}, cfg, checks, errs);
       bool ok = ran;
       for (auto &c : checks)
         ok &= c.ok();
       allOk &= ok;
-      std::string shapeStr = "B=" + std::to_string(shape["B"]) +
-                             " H=" + std::to_string(shape["H"]) +
-                             " HV=" + std::to_string(shape["HV"]);
       auto err = [&](const char *what) {
         for (auto &c : checks)
           if (c.what == what)
             return c.relError;
         return -1.0;
       };
-      std::printf("%-24s %-30s %-8s %-22s %10.2e %10.2e %8s\n",
-                  llvm::sys::path::filename(tile).str().c_str(),
-                  llvm::sys::path::filename(sched).str().c_str(), target.c_str(), shapeStr.c_str(),
-                  err("o"), err("state"), ok ? "PASS" : "FAIL");
+      std::printf("%-20s %-30s %-8s %-26s %10.2e %10.2e %8s\n", tileName.c_str(),
+                  schedName.c_str(), s.target->name.c_str(), describeShape(cfg).c_str(), err("o"),
+                  err("state"), ok ? "PASS" : "FAIL");
       if (!ran)
         std::fprintf(stderr, "%s", errText.c_str());
     }

@@ -15,6 +15,9 @@ tile.kernel @all_ops(%N: index, %x: !tile.view<[N, 64], bf16> {tile.access = "in
   %c0 = arith.constant 0 : index
   // CHECK: tile.load %{{.*}}[%{{.*}}, %{{.*}}] window [1, 64] keep [1] masked {tile.id = "t"} : <[N, 64], bf16> -> <64xbf16>
   %t = tile.load %x[%i, %c0] window [1, 64] keep [1] masked {tile.id = "t"} : !tile.view<[N, 64], bf16> -> !tile.tile<64xbf16>
+  // CHECK: tile.load %{{.*}}[%{{.*}}, %{{.*}}] limits[%{{.*}}, %{{.*}}] window [1, 64] keep [1] masked : <[N, 64], bf16> -> <64xbf16>
+  %c64 = arith.constant 64 : index
+  %tl = tile.load %x[%i, %c0] limits [%i, %c64] window [1, 64] keep [1] masked : !tile.view<[N, 64], bf16> -> !tile.tile<64xbf16>
   // CHECK: tile.cast %{{.*}} : <64xbf16> -> <64xf32>
   %f = tile.cast %t : !tile.tile<64xbf16> -> !tile.tile<64xf32>
   // CHECK: tile.splat %{{.*}} : f32 -> <64xf32>

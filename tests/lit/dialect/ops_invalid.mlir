@@ -139,3 +139,24 @@ tile.kernel @dups(%N: index) attributes {dim_names = ["N"]} {
   %b = tile.constant 2.0 : f32 {tile.id = "x"} : !tile.tile<4xf32>
   tile.return
 }
+
+// -----
+
+tile.kernel @limits_unmasked(%N: index, %x: !tile.view<[N, 8], f32> {tile.access = "in"}) attributes {dim_names = ["N"]} {
+  %i = tile.program_ids ["i"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  // expected-error @+1 {{with limits must be masked}}
+  %t = tile.load %x[%i, %c0] limits [%N, %c8] window [1, 8] keep [1] : !tile.view<[N, 8], f32> -> !tile.tile<8xf32>
+  tile.return
+}
+
+// -----
+
+tile.kernel @limits_count(%N: index, %x: !tile.view<[N, 8], f32> {tile.access = "in"}) attributes {dim_names = ["N"]} {
+  %i = tile.program_ids ["i"] (%N) : index
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{needs no limits or one per view dim (2)}}
+  %t = tile.load %x[%i, %c0] limits [%N] window [1, 8] keep [1] masked : !tile.view<[N, 8], f32> -> !tile.tile<8xf32>
+  tile.return
+}

@@ -45,3 +45,20 @@ tile.kernel @carried(%N: index, %y: !tile.view<[N, 2, 2], f32> {tile.access = "o
   tile.store %r, %y[%i, %c0, %c0] window [1, 2, 2] keep [1, 2] : !tile.tile<2x2xf32>, !tile.view<[N, 2, 2], f32>
   tile.return
 }
+
+// Limits bound the window further than the view: both compares guard the
+// access (the dim, then the limit).
+// CHECK-LABEL: func.func @limited(
+// CHECK: %[[LIM:.*]] = arith.index_cast %{{.*}} : i32 to index
+// CHECK: arith.cmpi ult
+// CHECK: arith.cmpi slt, %{{.*}}, %[[LIM]] : index
+// CHECK: arith.andi
+// CHECK: scf.if
+// CHECK: memref.load
+tile.kernel @limited(%N: index, %x: !tile.view<[N], f32> {tile.access = "inout"}, %limit: i32) attributes {dim_names = ["N"]} {
+  %i = tile.program_ids ["i"] (%N) : index
+  %lim = arith.index_cast %limit : i32 to index
+  %t = tile.load %x[%i] limits [%lim] window [4] keep [0] masked : !tile.view<[N], f32> -> !tile.tile<4xf32>
+  tile.store %t, %x[%i] limits [%lim] window [4] keep [0] masked : !tile.tile<4xf32>, !tile.view<[N], f32>
+  tile.return
+}
