@@ -11,8 +11,8 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "dsl/TileDialect.h.inc"
 #include "dsl/TileEnums.h.inc"
@@ -36,6 +36,8 @@ inline constexpr llvm::StringLiteral kNameAttr = "tile.name";
 /// Name of the discardable attribute that holds the #tile.layout of an op's
 /// tile result (set by tile-assign-layouts on GPU targets).
 inline constexpr llvm::StringLiteral kLayoutAttr = "tile.layout";
+/// On a lowered GPU kernel: the dynamic shared memory its launch needs.
+inline constexpr llvm::StringLiteral kDynamicSharedBytesAttr = "kiln.dynamic_shared_bytes";
 } // namespace kiln::tile
 
 #endif

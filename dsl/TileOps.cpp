@@ -11,9 +11,7 @@ using namespace kiln::tile;
 #define GET_OP_CLASSES
 #include "dsl/TileOps.cpp.inc"
 
-static bool isFloatTile(Type t) {
-  return isa<FloatType>(cast<TileType>(t).getElementType());
-}
+static bool isFloatTile(Type t) { return isa<FloatType>(cast<TileType>(t).getElementType()); }
 static bool isIntTile(Type t) { return isa<IntegerType>(cast<TileType>(t).getElementType()); }
 
 //===----------------------------------------------------------------------===//
@@ -22,9 +20,8 @@ static bool isIntTile(Type t) { return isa<IntegerType>(cast<TileType>(t).getEle
 
 ParseResult KernelOp::parse(OpAsmParser &parser, OperationState &result) {
   auto buildType = [](Builder &b, ArrayRef<Type> args, ArrayRef<Type> results,
-                      function_interface_impl::VariadicFlag, std::string &) {
-    return b.getFunctionType(args, results);
-  };
+                      function_interface_impl::VariadicFlag,
+                      std::string &) { return b.getFunctionType(args, results); };
   return function_interface_impl::parseFunctionOp(
       parser, result, /*allowVariadic=*/false, getFunctionTypeAttrName(result.name), buildType,
       getArgAttrsAttrName(result.name), getResAttrsAttrName(result.name));
@@ -77,8 +74,8 @@ LogicalResult KernelOp::verify() {
       if (access != "in" && access != "out" && access != "inout")
         return emitOpError("view argument ")
                << i << " needs tile.access = \"in\", \"out\" or \"inout\"";
-      for (auto [dim, name] : llvm::zip(cast<ViewType>(t).getShape(),
-                                        cast<ViewType>(t).getDimNames())) {
+      for (auto [dim, name] :
+           llvm::zip(cast<ViewType>(t).getShape(), cast<ViewType>(t).getDimNames())) {
         if (ShapedType::isDynamic(dim) && !llvm::is_contained(getDimNames(), name))
           return emitOpError("view argument ") << i << " uses dim '" << name.getValue()
                                                << "' that is not a runtime dim of the kernel";
@@ -142,16 +139,15 @@ static LogicalResult verifyWindow(Operation *op, ViewType view, unsigned numIndi
   if (numLimits != 0 && !masked)
     return op->emitOpError("with limits must be masked");
   if (keep.size() != tile.getRank())
-    return op->emitOpError("keeps ") << keep.size() << " dims but the tile has rank "
-                                     << tile.getRank();
+    return op->emitOpError("keeps ")
+           << keep.size() << " dims but the tile has rank " << tile.getRank();
   int64_t prev = -1;
   for (auto [i, k] : llvm::enumerate(keep)) {
     if (k <= prev || k >= view.getRank())
       return op->emitOpError("keep must list increasing view dims");
     if (window[k] != tile.getShape()[i])
       return op->emitOpError("window extent ")
-             << window[k] << " of dim " << k << " does not match tile dim "
-             << tile.getShape()[i];
+             << window[k] << " of dim " << k << " does not match tile dim " << tile.getShape()[i];
     prev = k;
   }
   for (auto [d, w] : llvm::enumerate(window)) {
@@ -165,8 +161,7 @@ static LogicalResult verifyWindow(Operation *op, ViewType view, unsigned numIndi
   }
   if (tile.getElementType() != view.getElementType())
     return op->emitOpError("tile element type ")
-           << tile.getElementType() << " differs from view element type "
-           << view.getElementType();
+           << tile.getElementType() << " differs from view element type " << view.getElementType();
   return success();
 }
 
@@ -187,8 +182,8 @@ LogicalResult StoreOp::verify() {
 LogicalResult ConstantOp::verify() {
   Type elementType = getResult().getType().getElementType();
   if (getValue().getType() != elementType)
-    return emitOpError("value type ") << getValue().getType() << " differs from element type "
-                                      << elementType;
+    return emitOpError("value type ")
+           << getValue().getType() << " differs from element type " << elementType;
   if (!isa<FloatAttr, IntegerAttr>(getValue()))
     return emitOpError("value must be a float or integer scalar");
   return success();
@@ -225,20 +220,17 @@ LogicalResult SplatOp::verify() {
 // Elementwise
 //===----------------------------------------------------------------------===//
 
-template <typename Op>
-static LogicalResult verifyFloat(Op op) {
+template <typename Op> static LogicalResult verifyFloat(Op op) {
   if (!isFloatTile(op.getType()))
     return op.emitOpError("needs a float tile, got ") << op.getType();
   return success();
 }
-template <typename Op>
-static LogicalResult verifyBool(Op op) {
+template <typename Op> static LogicalResult verifyBool(Op op) {
   if (!cast<TileType>(op.getType()).getElementType().isInteger(1))
     return op.emitOpError("needs an i1 tile, got ") << op.getType();
   return success();
 }
-template <typename Op>
-static LogicalResult verifyNumeric(Op op) {
+template <typename Op> static LogicalResult verifyNumeric(Op op) {
   if (cast<TileType>(op.getType()).getElementType().isInteger(1))
     return op.emitOpError("needs a numeric tile, got ") << op.getType();
   return success();
@@ -267,8 +259,8 @@ LogicalResult NotOp::verify() { return verifyBool(*this); }
 LogicalResult CmpOp::verify() {
   if (getLhs().getType() != getRhs().getType())
     return emitOpError("compares tiles of different types");
-  if (getResult().getType() != getLhs().getType().withElementType(
-                                   IntegerType::get(getContext(), 1)))
+  if (getResult().getType() !=
+      getLhs().getType().withElementType(IntegerType::get(getContext(), 1)))
     return emitOpError("result must be an i1 tile of the operands' shape");
   return success();
 }
@@ -276,8 +268,8 @@ LogicalResult CmpOp::verify() {
 LogicalResult SelectOp::verify() {
   if (getLhs().getType() != getResult().getType() || getRhs().getType() != getResult().getType())
     return emitOpError("branches must have the result type");
-  if (getCond().getType() != getResult().getType().withElementType(
-                                  IntegerType::get(getContext(), 1)))
+  if (getCond().getType() !=
+      getResult().getType().withElementType(IntegerType::get(getContext(), 1)))
     return emitOpError("condition must be an i1 tile of the result's shape");
   return success();
 }
@@ -368,12 +360,10 @@ LogicalResult DotOp::verify() {
   if (!isFloatTile(a) || !isFloatTile(b))
     return emitOpError("operands must be float tiles");
   if (a.getShape()[1] != b.getShape()[0])
-    return emitOpError("contracting dims differ: ")
-           << a.getShape()[1] << " vs " << b.getShape()[0];
+    return emitOpError("contracting dims differ: ") << a.getShape()[1] << " vs " << b.getShape()[0];
   if (c.getShape() != ArrayRef<int64_t>{a.getShape()[0], b.getShape()[1]} ||
       !c.getElementType().isF32())
-    return emitOpError("result must be ") << a.getShape()[0] << "x" << b.getShape()[1]
-                                          << "xf32";
+    return emitOpError("result must be ") << a.getShape()[0] << "x" << b.getShape()[1] << "xf32";
   if (getAcc() && getAcc().getType() != c)
     return emitOpError("accumulator must have the result type");
   return success();

@@ -286,6 +286,22 @@ def Tile_ReshapeOp : Tile_Op<"reshape", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Tile_ConvertLayoutOp : Tile_Op<"convert_layout", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "the same tile, held by the threads in another layout";
+  let description = [{
+    The identity on values. `tile-assign-layouts` inserts it where two ops
+    need one tile in different layouts (a tile broadcast along rows and along
+    columns, say); the GPU lowering moves the elements through shared memory.
+
+    ```mlir
+    %r = tile.convert_layout %t {tile.layout = #tile.layout<...>} : <64xi32>
+    ```
+  }];
+  let arguments = (ins Tile_TileType:$input);
+  let results = (outs Tile_TileType:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
 def Tile_TransposeOp : Tile_Op<"transpose", [Pure]> {
   let summary = "permute the dims of a tile";
   let description = [{ Result dim `i` is input dim `permutation[i]`. }];

@@ -19,8 +19,8 @@ void TileDialect::registerTypes() {
 }
 
 static bool isTileElementType(Type t) {
-  return t.isF32() || t.isBF16() || t.isF16() || t.isF64() || t.isInteger(1) ||
-         t.isInteger(8) || t.isInteger(32) || t.isInteger(64);
+  return t.isF32() || t.isBF16() || t.isF16() || t.isF64() || t.isInteger(1) || t.isInteger(8) ||
+         t.isInteger(32) || t.isInteger(64);
 }
 
 //===----------------------------------------------------------------------===//
@@ -34,8 +34,8 @@ Type TileType::parse(AsmParser &parser) {
       parser.parseDimensionList(shape, /*allowDynamic=*/false, /*withTrailingX=*/true) ||
       parser.parseType(elementType) || parser.parseGreater())
     return {};
-  return getChecked([&] { return parser.emitError(parser.getNameLoc()); },
-                    parser.getContext(), shape, elementType);
+  return getChecked([&] { return parser.emitError(parser.getNameLoc()); }, parser.getContext(),
+                    shape, elementType);
 }
 
 void TileType::print(AsmPrinter &printer) const {
@@ -99,8 +99,8 @@ Type ViewType::parse(AsmParser &parser) {
       parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, parseDim) ||
       parser.parseComma() || parser.parseType(elementType) || parser.parseGreater())
     return {};
-  return getChecked([&] { return parser.emitError(parser.getNameLoc()); },
-                    parser.getContext(), shape, names, elementType);
+  return getChecked([&] { return parser.emitError(parser.getNameLoc()); }, parser.getContext(),
+                    shape, names, elementType);
 }
 
 void ViewType::print(AsmPrinter &printer) const {

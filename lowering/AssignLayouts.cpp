@@ -4,9 +4,10 @@
 // reductions, broadcasts and unit reshapes relate the layouts of tiles of
 // different rank without moving data. We solve those relations: the largest
 // unconstrained tile takes the default layout, everything related to it is
-// derived, and the next largest follows. A relation that two choices cannot
-// both satisfy is reported on the op that joins them; Kiln never moves data
-// between layouts behind the user's back.
+// derived, and the next largest follows. Where a relation cannot hold (one
+// tile broadcast along rows and along columns), a tile.convert_layout goes
+// in at that op and the solve starts again. Dot, transpose and cumsum move
+// their data through shared memory anyway, so they relate nothing.
 //
 //===----------------------------------------------------------------------===//
 #include "dsl/TileDialect.h"
@@ -62,7 +63,13 @@ private:
   }
   void collect(Operation *op);
   LayoutAttr derive(const Relation &r, bool forward, LayoutAttr known);
-  LogicalResult set(Value v, LayoutAttr layout, Operation *why);
+  /// Gives v's class a layout; false when it has another one already.
+  bool set(Value v, LayoutAttr layout);
+
+public:
+  /// Where the last run() failed on a conflict: the op and the tile to convert.
+  Operation *conflictOp = nullptr;
+  Value conflictValue;
 };
 
 void LayoutSolver::collect(Operation *op) {
@@ -82,6 +89,9 @@ void LayoutSolver::collect(Operation *op) {
           LogOp, Log1pOp, SqrtOp, RsqrtOp, SigmoidOp, TanhOp, NotOp, SelectOp, CastOp>(op)) {
     for (Value operand : op->getOperands())
       join(operand, op->getResult(0));
+  } else if (auto dot = dyn_cast<DotOp>(op)) {
+    if (dot.getAcc()) // accumulated in place
+      join(dot.getAcc(), dot.getResult());
   } else if (auto forOp = dyn_cast<scf::ForOp>(op)) {
     auto yield = cast<scf::YieldOp>(forOp.getBody()->getTerminator());
     for (unsigned i = 0; i < forOp.getNumResults(); ++i) {
@@ -175,19 +185,18 @@ LayoutAttr LayoutSolver::derive(const Relation &r, bool forward, LayoutAttr know
                          out);
 }
 
-LogicalResult LayoutSolver::set(Value v, LayoutAttr layout, Operation *why) {
+static bool fits(Value v, LayoutAttr layout) {
+  return !TileLayout::get(layout, cast<TileType>(v.getType()).getShape()).mismatch();
+}
+
+bool LayoutSolver::set(Value v, LayoutAttr layout) {
   Value l = leader(v);
   auto it = chosen.find(l);
   if (it == chosen.end()) {
     chosen[l] = layout;
-    return success();
+    return true;
   }
-  if (it->second == layout)
-    return success();
-  return why->emitOpError("joins tiles whose layouts disagree: ")
-         << it->second << " and " << layout
-         << "; give the tiles one layout in the schedule (converting between layouts is not "
-            "supported yet)";
+  return it->second == layout;
 }
 
 LogicalResult LayoutSolver::run() {
@@ -206,22 +215,25 @@ LogicalResult LayoutSolver::run() {
       changed = false;
       for (const Relation &r : relations) {
         bool hasFrom = chosen.count(leader(r.from)), hasTo = chosen.count(leader(r.to));
-        if (hasFrom == hasTo) {
-          if (hasFrom) {
-            LayoutAttr want = derive(r, true, chosen[leader(r.from)]);
-            if (!want)
-              return r.op->emitOpError("has no layout that relates its operand and result");
-            if (failed(set(r.to, want, r.op)))
-              return failure();
+        if (!hasFrom && !hasTo)
+          continue;
+        // A layout derived across the op that cannot hold the other side's
+        // shape: the known side is converted at this op. One that fits but
+        // disagrees with the other side's choice: that side is converted.
+        Value known = hasFrom ? r.from : r.to, other = hasFrom ? r.to : r.from;
+        LayoutAttr l = derive(r, hasFrom, chosen[leader(known)]);
+        if (!l || !fits(other, l)) {
+          conflictOp = r.op, conflictValue = known;
+          return failure();
+        }
+        if (hasFrom && hasTo) {
+          if (!set(other, l)) {
+            conflictOp = r.op, conflictValue = other;
+            return failure();
           }
           continue;
         }
-        LayoutAttr l = hasFrom ? derive(r, true, chosen[leader(r.from)])
-                               : derive(r, false, chosen[leader(r.to)]);
-        if (!l)
-          return r.op->emitOpError("has no layout that relates its operand and result");
-        if (failed(set(hasFrom ? r.to : r.from, l, r.op)))
-          return failure();
+        set(other, l);
         changed = true;
       }
     }
@@ -253,6 +265,20 @@ LogicalResult LayoutSolver::run() {
   return success();
 }
 
+/// Breaks the relation at `op` by converting `v` there: an operand is
+/// converted before op, a result after it (for every other user).
+void insertConversion(Operation *op, Value v) {
+  OpBuilder b(op);
+  for (OpOperand &use : op->getOpOperands())
+    if (use.get() == v) {
+      use.set(ConvertLayoutOp::create(b, op->getLoc(), v));
+      return;
+    }
+  b.setInsertionPointAfter(op);
+  auto cv = ConvertLayoutOp::create(b, op->getLoc(), v);
+  v.replaceAllUsesExcept(cv, cv);
+}
+
 struct TileAssignLayouts : kiln::impl::TileAssignLayoutsBase<TileAssignLayouts> {
   void runOnOperation() override {
     for (KernelOp kernel : getOperation().getOps<KernelOp>()) {
@@ -261,8 +287,29 @@ struct TileAssignLayouts : kiln::impl::TileAssignLayoutsBase<TileAssignLayouts> 
         continue;
       // Layouts span the warps of one computing role.
       FailureOr<KernelPlan> plan = KernelPlan::build(kernel);
-      if (failed(plan) || failed(LayoutSolver(kernel, plan->layoutWarps).run()))
+      if (failed(plan))
         return signalPassFailure();
+      // Each conflict adds one conversion; a kernel has finitely many relations.
+      for (int attempt = 0;; ++attempt) {
+        LayoutSolver solver(kernel, plan->layoutWarps);
+        if (succeeded(solver.run()))
+          break;
+        if (!solver.conflictOp)
+          return signalPassFailure();
+        if (attempt == 1000) {
+          solver.conflictOp->emitOpError("needs layouts that 1000 conversions did not settle");
+          return signalPassFailure();
+        }
+        insertConversion(solver.conflictOp, solver.conflictValue);
+      }
+      // Conversions between equal layouts move nothing.
+      kernel.walk([](ConvertLayoutOp cv) {
+        if (cv.getInput().getDefiningOp() &&
+            cv.getInput().getDefiningOp()->getAttr(kLayoutAttr) == cv->getAttr(kLayoutAttr)) {
+          cv.getResult().replaceAllUsesWith(cv.getInput());
+          cv.erase();
+        }
+      });
     }
   }
 };

@@ -131,9 +131,23 @@ private:
   /// A load into `tile` or a store of it; the tile's shape is the window's
   /// `keep` dims.
   LogicalResult lowerAccess(const ViewInfo &vi, ArrayRef<Value> starts, ArrayRef<Value> limits,
-                            ArrayRef<int64_t> keep,
-                            bool masked, Value tile, bool isLoad, double other);
+                            ArrayRef<int64_t> keep, bool masked, Value tile, bool isLoad,
+                            double other);
   LogicalResult lowerReduce(ReduceOp op);
+
+  // Moving tiles through the role's staging area in shared memory.
+  /// This thread's coordinate of register r along every tile dim.
+  SmallVector<Value> regCoords(const TileLayout &l, ArrayRef<Value> bases, int64_t r);
+  /// Writes `tile` row-major at `base` (each element by one thread).
+  void stageOut(Value tile, Value base);
+  /// Reads this thread's registers of layout `l` from `base`; `linear` maps
+  /// a register's coordinates to the row-major index it reads.
+  Regs stageIn(const TileLayout &l, Type elem, Value base,
+               function_ref<Value(ArrayRef<Value>)> linear);
+  Value stagingBase(int64_t extraBytes = 0);
+  Value rowMajor(ArrayRef<Value> coords, ArrayRef<int64_t> shape);
+  LogicalResult lowerDot(DotOp op);
+  LogicalResult lowerCumsum(CumsumOp op);
   /// A fresh shared-memory array of `count` elements; returns its address.
   Value scratchBuffer(Type elem, int64_t count);
 };
@@ -190,6 +204,168 @@ Value GpuKernelLowering::ownerPredicate(const TileLayout &l) {
       pred = andOf(pred, eq(warpCoord(l, p), 0));
   }
   return pred;
+}
+
+SmallVector<Value> GpuKernelLowering::regCoords(const TileLayout &l, ArrayRef<Value> bases,
+                                                int64_t r) {
+  SmallVector<int64_t, 2> ri = l.regIndex(r);
+  SmallVector<Value> c;
+  for (unsigned d = 0; d < l.shape.size(); ++d)
+    c.push_back(add(bases[d], cIndex(l.constOffset(d, ri[d]))));
+  return c;
+}
+
+Value GpuKernelLowering::rowMajor(ArrayRef<Value> coords, ArrayRef<int64_t> shape) {
+  Value linear = cIndex(0);
+  for (unsigned d = 0; d < shape.size(); ++d)
+    linear = add(mul(linear, cIndex(shape[d])), coords[d]);
+  return linear;
+}
+
+Value GpuKernelLowering::stagingBase(int64_t extraBytes) {
+  return smemAt(cIndex(plan.roles[role].stagingOffset + extraBytes));
+}
+
+/// Shared memory holds bools as bytes.
+static Type stagedType(OpBuilder &b, Type elem) {
+  return elem.isInteger(1) ? (Type)b.getI8Type() : elem;
+}
+
+void GpuKernelLowering::stageOut(Value tile, Value base) {
+  TileLayout l = layoutOf(tile);
+  auto type = cast<TileType>(tile.getType());
+  Type elem = type.getElementType(), stored = stagedType(b, elem);
+  OpBuilder::InsertionGuard guard(b);
+  if (Value owner = ownerPredicate(l)) {
+    auto only = scf::IfOp::create(b, loc(), TypeRange{}, owner, false);
+    b.setInsertionPoint(only.thenBlock()->getTerminator());
+  }
+  SmallVector<Value> bases;
+  for (unsigned d = 0; d < l.shape.size(); ++d)
+    bases.push_back(threadBase(l, d));
+  const Regs &x = regs[tile];
+  for (int64_t r = 0; r < l.numRegs(); ++r) {
+    Value v = x[r];
+    if (stored != elem)
+      v = arith::ExtUIOp::create(b, loc(), stored, v);
+    Value off = arith::IndexCastOp::create(b, loc(), b.getI64Type(),
+                                           rowMajor(regCoords(l, bases, r), type.getShape()));
+    LLVM::StoreOp::create(
+        b, loc(), v, LLVM::GEPOp::create(b, loc(), base.getType(), stored, base, ValueRange{off}));
+  }
+}
+
+Regs GpuKernelLowering::stageIn(const TileLayout &l, Type elem, Value base,
+                                function_ref<Value(ArrayRef<Value>)> linear) {
+  Type stored = stagedType(b, elem);
+  SmallVector<Value> bases;
+  for (unsigned d = 0; d < l.shape.size(); ++d)
+    bases.push_back(threadBase(l, d));
+  Regs out(l.numRegs());
+  for (int64_t r = 0; r < l.numRegs(); ++r) {
+    Value off =
+        arith::IndexCastOp::create(b, loc(), b.getI64Type(), linear(regCoords(l, bases, r)));
+    Value v = LLVM::LoadOp::create(
+        b, loc(), stored,
+        LLVM::GEPOp::create(b, loc(), base.getType(), stored, base, ValueRange{off}));
+    out[r] = stored == elem ? v : arith::TruncIOp::create(b, loc(), elem, v).getResult();
+  }
+  return out;
+}
+
+LogicalResult GpuKernelLowering::lowerCumsum(CumsumOp op) {
+  // Each element sums its prefix from shared memory: O(n) per element, for
+  // the short scans (a chunk's decays) it serves.
+  auto type = op.getType();
+  ArrayRef<int64_t> shape = type.getShape();
+  unsigned axis = op.getAxis();
+  Value base = stagingBase();
+  stageOut(op.getInput(), base);
+  syncRole();
+  TileLayout l = layoutOf(op.getResult());
+  Type elem = type.getElementType();
+  SmallVector<Value> bases;
+  for (unsigned d = 0; d < l.shape.size(); ++d)
+    bases.push_back(threadBase(l, d));
+  Regs out(l.numRegs());
+  for (int64_t r = 0; r < l.numRegs(); ++r) {
+    SmallVector<Value> c = regCoords(l, bases, r);
+    Value upper = add(c[axis], cIndex(1));
+    auto loop = scf::ForOp::create(b, loc(), cIndex(0), upper, cIndex(1),
+                                   ValueRange{scalarConstant(b, loc(), elem, 0.0)});
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      SmallVector<Value> src(c);
+      src[axis] = loop.getInductionVar();
+      Value off = arith::IndexCastOp::create(b, loc(), b.getI64Type(), rowMajor(src, shape));
+      Value v = LLVM::LoadOp::create(
+          b, loc(), elem,
+          LLVM::GEPOp::create(b, loc(), base.getType(), elem, base, ValueRange{off}));
+      Value acc = loop.getRegionIterArgs()[0];
+      Value sum = isa<FloatType>(elem) ? arith::AddFOp::create(b, loc(), acc, v).getResult()
+                                       : arith::AddIOp::create(b, loc(), acc, v).getResult();
+      scf::YieldOp::create(b, loc(), ValueRange{sum});
+    }
+    out[r] = loop.getResult(0);
+  }
+  regs[op.getResult()] = out;
+  syncRole();
+  return success();
+}
+
+LogicalResult GpuKernelLowering::lowerDot(DotOp op) {
+  StringRef mma = schedule.getMma();
+  if (mma != "none" && mma != "simt")
+    return op.emitOpError("needs the schedule's matrix instruction '")
+           << mma << "', which is not lowered yet; 'mma: simt' lowers dot on CUDA cores";
+  // The SIMT product: both operands staged row-major in shared memory, each
+  // thread accumulates its own result elements over the inner dim.
+  auto lhsType = op.getLhs().getType(), rhsType = op.getRhs().getType();
+  int64_t K = lhsType.getShape()[1], N = rhsType.getShape()[1];
+  int64_t lhsBytes =
+      lhsType.getNumElements() * lhsType.getElementType().getIntOrFloatBitWidth() / 8;
+  Value aBase = stagingBase(), bBase = stagingBase(llvm::alignTo(lhsBytes, 16));
+  stageOut(op.getLhs(), aBase);
+  stageOut(op.getRhs(), bBase);
+  syncRole();
+  TileLayout l = layoutOf(op.getResult());
+  Type f32 = b.getF32Type();
+  Value row = threadBase(l, 0), col = threadBase(l, 1);
+  Regs init(l.numRegs());
+  for (int64_t r = 0; r < l.numRegs(); ++r)
+    init[r] = op.getAcc() ? regs[op.getAcc()][r] : scalarConstant(b, loc(), f32, 0.0);
+  auto loop = scf::ForOp::create(b, loc(), cIndex(0), cIndex(K), cIndex(1), init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value k = loop.getInductionVar();
+    auto operand = [&](Value base, Type elem, Value linear) -> Value {
+      Value off = arith::IndexCastOp::create(b, loc(), b.getI64Type(), linear);
+      Value v = LLVM::LoadOp::create(
+          b, loc(), elem,
+          LLVM::GEPOp::create(b, loc(), base.getType(), elem, base, ValueRange{off}));
+      return scalarCast(b, loc(), v, f32);
+    };
+    // One load per distinct row of A and column of B this thread touches.
+    DenseMap<int64_t, Value> aRows, bCols;
+    Regs next(l.numRegs());
+    for (int64_t r = 0; r < l.numRegs(); ++r) {
+      SmallVector<int64_t, 2> ri = l.regIndex(r);
+      int64_t i = l.constOffset(0, ri[0]), j = l.constOffset(1, ri[1]);
+      Value &a = aRows[i];
+      if (!a)
+        a = operand(aBase, lhsType.getElementType(), add(mul(add(row, cIndex(i)), cIndex(K)), k));
+      Value &bv = bCols[j];
+      if (!bv)
+        bv = operand(bBase, rhsType.getElementType(), add(mul(k, cIndex(N)), add(col, cIndex(j))));
+      next[r] = LLVM::FMAOp::create(b, loc(), a, bv, loop.getRegionIterArgs()[r]);
+    }
+    scf::YieldOp::create(b, loc(), next);
+  }
+  regs[op.getResult()] = Regs(loop.getResults().begin(), loop.getResults().end());
+  syncRole();
+  return success();
 }
 
 Value GpuKernelLowering::scratchBuffer(Type elem, int64_t count) {
@@ -257,8 +433,8 @@ static bool knownMultipleOf(Value v, int64_t n) {
 }
 
 LogicalResult GpuKernelLowering::lowerAccess(const ViewInfo &vi, ArrayRef<Value> starts,
-                                             ArrayRef<Value> limits, ArrayRef<int64_t> keep, bool masked, Value tile,
-                                             bool isLoad, double other) {
+                                             ArrayRef<Value> limits, ArrayRef<int64_t> keep,
+                                             bool masked, Value tile, bool isLoad, double other) {
   auto tileType = cast<TileType>(tile.getType());
   Type elem = tileType.getElementType();
   unsigned elemBytes = std::max(1u, elem.getIntOrFloatBitWidth() / 8);
@@ -361,9 +537,10 @@ LogicalResult GpuKernelLowering::lowerAccess(const ViewInfo &vi, ArrayRef<Value>
         if (inBounds) {
           auto ifOp = scf::IfOp::create(b, loc(), TypeRange{vecType}, inBounds, true);
           OpBuilder tb = ifOp.getThenBodyBuilder();
-          scf::YieldOp::create(tb, loc(),
-                               ValueRange{LLVM::LoadOp::create(tb, loc(), vecType, ptr, vec * elemBytes,
-                                                               false, false, vi.readOnly)});
+          scf::YieldOp::create(
+              tb, loc(),
+              ValueRange{LLVM::LoadOp::create(tb, loc(), vecType, ptr, vec * elemBytes, false,
+                                              false, vi.readOnly)});
           OpBuilder eb = ifOp.getElseBodyBuilder();
           Attribute fill = isa<FloatType>(elem) ? (Attribute)eb.getFloatAttr(elem, other)
                                                 : eb.getIntegerAttr(elem, (int64_t)other);
@@ -452,13 +629,16 @@ LogicalResult GpuKernelLowering::lowerReduce(ReduceOp op) {
         v = reduceCombine(b, loc(), kind, v, other);
       }
     }
-    // 3. Across warps along the axis, through shared memory.
+    // 3. Across warps along the axis, through shared memory. Lanes of a
+    // warp hold different outputs under one register number, so each lane
+    // has its own slots; lane l of another warp of the group along p holds
+    // the same outputs.
     if (in.warps[p] > 1) {
-      Value scratch = scratchBuffer(elem, numWarps() * numOut);
+      Value scratch = scratchBuffer(elem, numWarps() * 32 * numOut);
       auto ptr3 = scratch.getType();
       unsigned bytes = elem.getIntOrFloatBitWidth() / 8;
       auto slot = [&](Value w, int64_t r) {
-        Value i = add(mul(w, cIndex(numOut)), cIndex(r));
+        Value i = add(mul(add(mul(w, cIndex(32)), lane), cIndex(numOut)), cIndex(r));
         Value i64 = arith::IndexCastOp::create(b, loc(), b.getI64Type(), i);
         return LLVM::GEPOp::create(b, loc(), ptr3, elem, scratch, ValueRange{i64});
       };
@@ -571,14 +751,14 @@ LogicalResult GpuKernelLowering::lowerOp(Operation *op) {
         if (const RingPlan *ring = plan.ringOf(load))
           return lowerRingLoad(*ring, load);
         return lowerAccess(views[load.getView()], mapped(load.getIndices()),
-                           mapped(load.getLimits()), load.getKeep(),
-                           load.getMasked(), load.getResult(), /*isLoad=*/true,
+                           mapped(load.getLimits()), load.getKeep(), load.getMasked(),
+                           load.getResult(), /*isLoad=*/true,
                            load.getOther() ? load.getOther()->convertToDouble() : 0.0);
       })
       .Case([&](StoreOp store) {
         return lowerAccess(views[store.getView()], mapped(store.getIndices()),
-                           mapped(store.getLimits()), store.getKeep(),
-                           store.getMasked(), store.getValue(), /*isLoad=*/false, 0.0);
+                           mapped(store.getLimits()), store.getKeep(), store.getMasked(),
+                           store.getValue(), /*isLoad=*/false, 0.0);
       })
       .Case([&](ConstantOp c) {
         Value v = arith::ConstantOp::create(b, l, c.getValue());
@@ -662,6 +842,34 @@ LogicalResult GpuKernelLowering::lowerOp(Operation *op) {
         return success();
       })
       .Case([&](ReduceOp red) { return lowerReduce(red); })
+      .Case([&](ConvertLayoutOp cv) {
+        Value base = stagingBase();
+        stageOut(cv.getInput(), base);
+        syncRole();
+        ArrayRef<int64_t> shape = cast<TileType>(cv.getType()).getShape();
+        regs[cv.getResult()] = stageIn(layoutOf(cv.getResult()), cv.getType().getElementType(),
+                                       base, [&](ArrayRef<Value> c) { return rowMajor(c, shape); });
+        syncRole(); // the area is free for the next op
+        return success();
+      })
+      .Case([&](TransposeOp tr) {
+        Value base = stagingBase();
+        stageOut(tr.getInput(), base);
+        syncRole();
+        ArrayRef<int64_t> inShape = tr.getInput().getType().getShape();
+        ArrayRef<int64_t> perm = tr.getPermutation();
+        regs[tr.getResult()] = stageIn(layoutOf(tr.getResult()), tr.getType().getElementType(),
+                                       base, [&](ArrayRef<Value> c) {
+                                         SmallVector<Value> src(c.size());
+                                         for (unsigned i = 0; i < perm.size(); ++i)
+                                           src[perm[i]] = c[i];
+                                         return rowMajor(src, inShape);
+                                       });
+        syncRole();
+        return success();
+      })
+      .Case([&](CumsumOp cs) { return lowerCumsum(cs); })
+      .Case([&](DotOp dot) { return lowerDot(dot); })
       .Default([&](Operation *) { return op->emitOpError("has no GPU lowering yet"); });
 }
 
@@ -824,6 +1032,9 @@ LogicalResult GpuKernelLowering::run() {
   auto func = LLVM::LLVMFuncOp::create(b, loc(), kernel.getSymName(), fnType);
   int64_t threads = plan.warps * 32;
   func->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  // The launch needs it; layout conversions add staging the manifest
+  // builder (which runs before layouts are chosen) cannot see.
+  func->setAttr(kDynamicSharedBytesAttr, b.getI64IntegerAttr(plan.dynamicSharedBytes));
   func->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
                 b.getDenseI32ArrayAttr({(int32_t)threads, 1, 1}));
   // The register cap at entry; setmaxnreg needs one to take effect.
@@ -874,7 +1085,7 @@ LogicalResult GpuKernelLowering::run() {
   }
   tid = arith::IndexCastUIOp::create(b, loc(), b.getIndexType(),
                                      NVVM::ThreadIdXOp::create(b, loc(), b.getI32Type()));
-  if (!plan.rings.empty()) {
+  if (plan.dynamicSharedBytes) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(module.getBody());
     auto ptr3 = LLVM::LLVMPointerType::get(ctx, 3);

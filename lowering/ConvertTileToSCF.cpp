@@ -76,8 +76,8 @@ private:
   LogicalResult lowerFor(scf::ForOp op);
   void lowerProgramIds(ProgramIdsOp op);
   void lowerAccess(Operation *op, Value view, ValueRange indices, ValueRange limits,
-                   ArrayRef<int64_t> window,
-                   ArrayRef<int64_t> keep, bool masked, Value tileBuf, bool isLoad, double other);
+                   ArrayRef<int64_t> window, ArrayRef<int64_t> keep, bool masked, Value tileBuf,
+                   bool isLoad, double other);
 };
 
 void KernelLowering::lowerProgramIds(ProgramIdsOp op) {
@@ -95,8 +95,8 @@ void KernelLowering::lowerProgramIds(ProgramIdsOp op) {
     map.map(op.getIds()[i], ids[i]);
 }
 
-void KernelLowering::lowerAccess(Operation *op, Value view, ValueRange indices,
-                                 ValueRange limits, ArrayRef<int64_t> window, ArrayRef<int64_t> keep, bool masked,
+void KernelLowering::lowerAccess(Operation *op, Value view, ValueRange indices, ValueRange limits,
+                                 ArrayRef<int64_t> window, ArrayRef<int64_t> keep, bool masked,
                                  Value tileBuf, bool isLoad, double other) {
   auto &[dims, strides] = viewGeometry[view];
   Value mem = map.lookup(view);
@@ -236,14 +236,13 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
   TypeSwitch<Operation *>(op)
       .Case([&](LoadOp load) {
         lowerAccess(op, load.getView(), load.getIndices(), load.getLimits(), load.getWindow(),
-                    load.getKeep(),
-                    load.getMasked(), result, /*isLoad=*/true,
+                    load.getKeep(), load.getMasked(), result, /*isLoad=*/true,
                     load.getOther() ? load.getOther()->convertToDouble() : 0.0);
       })
       .Case([&](StoreOp store) {
         lowerAccess(op, store.getView(), store.getIndices(), store.getLimits(), store.getWindow(),
-                    store.getKeep(),
-                    store.getMasked(), in(store.getValue()), /*isLoad=*/false, 0.0);
+                    store.getKeep(), store.getMasked(), in(store.getValue()), /*isLoad=*/false,
+                    0.0);
       })
       .Case([&](ConstantOp c) {
         TypedAttr value = c.getValue();
@@ -331,6 +330,13 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
             linear = arith::DivUIOp::create(nb, l, linear, cIndex(nb, inShape[i]));
           }
           storeAt(nb, loadAt(nb, x, idx), result, ivs);
+        });
+      })
+      .Case([&](ConvertLayoutOp cv) {
+        // Layouts mean nothing on the CPU: copy.
+        Value x = in(cv.getInput());
+        forEach(shape, [&](OpBuilder &nb, ValueRange ivs) {
+          storeAt(nb, loadAt(nb, x, ivs), result, ivs);
         });
       })
       .Case([&](TransposeOp tr) {

@@ -188,6 +188,16 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
              failure();
   }
 
+  // Staging areas, one per role, after the rings: roles stage concurrently.
+  for (RolePlan &role : plan.roles) {
+    for (Operation *op : role.runs)
+      role.stagingBytes = std::max(role.stagingBytes, stagingBytesOf(op));
+    if (!role.stagingBytes)
+      continue;
+    role.stagingOffset = alignTo(plan.dynamicSharedBytes, kRingAlignment);
+    plan.dynamicSharedBytes = role.stagingOffset + role.stagingBytes;
+  }
+
   // Tile layouts span the warps of a computing role; every such role must
   // have that many.
   plan.layoutWarps = 0;
@@ -201,4 +211,17 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
                  << " warps; tile layouts need the same warp count in every computing role",
              failure();
   return plan;
+}
+
+static int64_t tileBytes(Value v) {
+  auto t = cast<TileType>(v.getType());
+  return t.getNumElements() * std::max<int64_t>(1, t.getElementType().getIntOrFloatBitWidth() / 8);
+}
+
+int64_t kiln::stagingBytesOf(Operation *op) {
+  if (isa<ConvertLayoutOp, TransposeOp, CumsumOp>(op))
+    return tileBytes(op->getOperand(0));
+  if (auto dot = dyn_cast<DotOp>(op))
+    return alignTo(tileBytes(dot.getLhs()), 16) + tileBytes(dot.getRhs());
+  return 0;
 }

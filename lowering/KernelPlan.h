@@ -41,7 +41,14 @@ struct RolePlan {
   bool copyOnly = false;
   /// The kernel's ops (at any depth) this role lowers.
   llvm::DenseSet<mlir::Operation *> runs;
+  /// Where this role's ops that move a tile through shared memory (dot,
+  /// transpose, cumsum, layout conversions) stage it, in dynamic shared
+  /// memory; the largest such op sets the size.
+  int64_t stagingOffset = 0, stagingBytes = 0;
 };
+
+/// Shared memory `op` stages its operands in, or 0 when it needs none.
+int64_t stagingBytesOf(mlir::Operation *op);
 
 struct KernelPlan {
   llvm::SmallVector<RolePlan> roles; // at least one

@@ -87,8 +87,25 @@ def TileAssignLayouts : Pass<"tile-assign-layouts", "::mlir::ModuleOp"> {
     they come from, so reductions and broadcasts move no data between
     layouts. The largest tile nothing constrains takes the default layout:
     16-byte vectors along the last dim, the lanes of a warp next, then warps
-    down the leading dim. Ops that would need two layouts at once, and tiles
-    a layout cannot cover evenly, are errors on the op.
+    down the leading dim. `dot`, `transpose` and `cumsum` move their data
+    through shared memory anyway, so their operands and results are free.
+    Where one tile would need two layouts at once (a vector broadcast along
+    rows and along columns, a reduction's result broadcast back the other
+    way) or a derived layout cannot cover a tile evenly, the pass inserts a
+    `tile.convert_layout` at that op and solves again; conversions that end
+    up between equal layouts are removed.
+
+    Before (a row sum broadcast back as a row):
+    ```mlir
+    %s = tile.reduce sum %t axis 1 : <64x64xf32> -> <64xf32>
+    %b = tile.broadcast %s : <64xf32> -> <64x64xf32>
+    ```
+    After:
+    ```mlir
+    %s = tile.reduce sum %t axis 1 {tile.layout = #tile.layout<..., dims = [0]>}
+    %c = tile.convert_layout %s {tile.layout = #tile.layout<..., dims = [1]>}
+    %b = tile.broadcast %c {tile.layout = ...}
+    ```
 
     Before:
     ```mlir
@@ -132,6 +149,35 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
     every thread ends with the same bits. Special functions use the f32
     approximations of the special-function unit (`ex2`, `lg2`, `rsqrt`).
     Loop-carried tiles become their registers, flattened into `iter_args`.
+    Masked accesses keep 16-byte vectors when no bound can cut one (a row
+    bound from `limits`); the whole vector is guarded, zeros fill a load.
+
+    `tile.convert_layout`, `tile.transpose` and `tile.cumsum` stage the tile
+    row-major in the role's staging area of dynamic shared memory (owner
+    threads write, a barrier, each thread reads its elements in the result
+    layout, a barrier frees the area). `tile.dot` with `mma: simt` (or none)
+    stages both operands the same way and each thread accumulates its result
+    elements with FMAs over the inner dim; other matrix instructions are an
+    error until they are lowered. The kernel's dynamic shared memory (rings,
+    barriers, staging) is recorded as `kiln.dynamic_shared_bytes` on the
+    `llvm.func` for the launch manifest.
+
+    Before (a SIMT product):
+    ```mlir
+    %p = tile.dot %a, %b : <16x16xf32>, <16x16xf32> -> <16x16xf32>
+    ```
+    After (per thread):
+    ```mlir
+    llvm.store %a0, %stage : f32, !llvm.ptr<3>   // ... every owned element of a, b
+    nvvm.barrier0
+    %acc:8 = scf.for %k = %c0 to %c16 step %c1 iter_args(...) {
+      %x = llvm.load %arow : !llvm.ptr<3> -> f32
+      %y = llvm.load %bcol : !llvm.ptr<3> -> f32
+      %f = llvm.intr.fma(%x, %y, %acc0) : (f32, f32, f32) -> f32
+      ...
+    }
+    nvvm.barrier0
+    ```
 
     Warp roles (several `roles` in the schedule) become one branch each of an
     if/else over the warp index; a role lowers only the ops it owns and what

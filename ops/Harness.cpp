@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 using namespace kiln;
@@ -32,6 +33,24 @@ void OpHarness::completeConfig(RunConfig &cfg,
     cfg.constants[k] = v;
   for (auto &[k, v] : defaultDims)
     cfg.dims.emplace(k, v);
+}
+
+bool kiln::parseSeqLens(const std::string &text, std::vector<int64_t> &lens) {
+  lens.clear();
+  size_t pos = 0;
+  while (true) {
+    size_t comma = text.find(',', pos);
+    std::string part =
+        text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    char *end = nullptr;
+    long long n = std::strtoll(part.c_str(), &end, 10);
+    if (part.empty() || *end || n < 0)
+      return false;
+    lens.push_back(n);
+    if (comma == std::string::npos)
+      return true;
+    pos = comma + 1;
+  }
 }
 
 std::string kiln::describeShape(const RunConfig &cfg) {

@@ -21,30 +21,32 @@ struct RunConfig {
   std::map<std::string, int64_t> dims;      // runtime dims, e.g. B, H, HV
   std::map<std::string, int64_t> constants; // the op's consts as compiled (K, V, ...)
   uint64_t seed = 1;
-  bool saturateGates = false; // |a|, |b| ~ 30
-  double skipFraction = 0.0;  // share of requests with a negative slot index
+  bool saturateGates = false;   // |a|, |b| ~ 30
+  double skipFraction = 0.0;    // share of requests with a negative slot index
   std::vector<int64_t> seqLens; // prefill: lengths of the packed sequences (default per op)
   bool initialState = true;     // prefill: start from a random state, or from zeros
 };
 
 struct CheckResult {
-  std::string what;   // e.g. "o", "state"
+  std::string what; // e.g. "o", "state"
   double relError = 0;
   double tolerance = 0;
-  bool nan = false;   // NaN or Inf anywhere in the output
+  bool nan = false; // NaN or Inf anywhere in the output
   bool ok() const { return !nan && relError < tolerance; }
 };
 
 using Launcher = std::function<bool(const std::vector<ArgValue> &, std::string &)>;
 
 struct OpHarness {
-  std::string kernel;                  // kernel name the harness drives
-  std::vector<std::string> dims;       // runtime dims it needs
+  std::string kernel;            // kernel name the harness drives
+  std::vector<std::string> dims; // runtime dims it needs
   std::map<std::string, int64_t> defaultDims;
   /// The configurations `kiln check` runs every schedule of this op on.
   std::vector<RunConfig> checkConfigs;
   /// Makes inputs, launches, runs the golden reference, compares.
-  std::function<bool(const RunConfig &, const Launcher &, std::vector<CheckResult> &, std::string &)> run;
+  std::function<bool(const RunConfig &, const Launcher &, std::vector<CheckResult> &,
+                     std::string &)>
+      run;
 
   /// Fills in what a caller's config leaves out: this op's default dims, and
   /// the consts the kernel was compiled with (they override).
@@ -52,6 +54,8 @@ struct OpHarness {
 };
 
 const OpHarness *findHarness(const std::string &kernel);
+/// Parses "1,64,200,7" into sequence lengths (>= 0); false on anything else.
+bool parseSeqLens(const std::string &text, std::vector<int64_t> &lens);
 /// A short description of a run's shape: "B=7 H=16 HV=32", "H=4 HV=8 T=1,64,7".
 std::string describeShape(const RunConfig &cfg);
 void registerHarness(OpHarness harness);

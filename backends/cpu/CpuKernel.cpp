@@ -26,7 +26,7 @@ float truncSfBf2(float x) {
   uint32_t bits;
   std::memcpy(&bits, &x, 4);
   uint32_t h = (bits & 0x7fffffff) > 0x7f800000 ? 0x7fc0 // NaN stays a quiet NaN
-                                                 : (bits + 0x7fff + ((bits >> 16) & 1)) >> 16;
+                                                : (bits + 0x7fff + ((bits >> 16) & 1)) >> 16;
   float out;
   std::memcpy(&out, &h, 4);
   return out;

@@ -34,20 +34,20 @@ struct Expr {
   SrcPos pos;
   int64_t intValue = 0;
   double floatValue = 0;
-  std::string name;           // Name, Call callee, Binary/Unary operator, Cast dtype
-  std::vector<Arg> args;      // Call
-  std::vector<ExprP> operands; // Binary (2), Unary (1), Index/Cast/Transpose (1), IfElse (3)
+  std::string name;             // Name, Call callee, Binary/Unary operator, Cast dtype
+  std::vector<Arg> args;        // Call
+  std::vector<ExprP> operands;  // Binary (2), Unary (1), Index/Cast/Transpose (1), IfElse (3)
   std::vector<IndexItem> items; // Index
 };
 
 struct Stmt {
   enum Kind { Let, Var, Assign, ExprStmt, For, If, Require, Return } kind;
   SrcPos pos;
-  std::string name;       // Let / Var / Assign / For variable
-  ExprP value;            // Let / Var / Assign / ExprStmt / Require / Return; For: lower bound; If: cond
-  ExprP upper;            // For: upper bound
-  std::string message;    // Require
-  StmtList body, orElse;     // For / If
+  std::string name; // Let / Var / Assign / For variable
+  ExprP value;      // Let / Var / Assign / ExprStmt / Require / Return; For: lower bound; If: cond
+  ExprP upper;      // For: upper bound
+  std::string message;   // Require
+  StmtList body, orElse; // For / If
 };
 
 struct Dim {

@@ -35,8 +35,7 @@ struct Declarations {
 /// kernel of the source, specialised to the constants and schedule params.
 /// On failure prints diagnostics with file:line:col and a caret to `errs`
 /// and returns null.
-mlir::OwningOpRef<mlir::ModuleOp> compileSource(mlir::MLIRContext &context,
-                                                const std::string &path,
+mlir::OwningOpRef<mlir::ModuleOp> compileSource(mlir::MLIRContext &context, const std::string &path,
                                                 const std::string &text,
                                                 const CompileOptions &options,
                                                 llvm::raw_ostream &errs);

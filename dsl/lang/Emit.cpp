@@ -6,9 +6,9 @@
 // Functions are inlined at each call.
 //
 //===----------------------------------------------------------------------===//
-#include "dsl/lang/Compile.h"
 #include "dsl/SourceDiagnostics.h"
 #include "dsl/TileDialect.h"
+#include "dsl/lang/Compile.h"
 #include "dsl/lang/Parser.h"
 
 #include "mlir/IR/Builders.h"
@@ -39,10 +39,30 @@ struct SVal {
   bool masked = false;
   std::string name; // view name
 
-  static SVal ofInt(int64_t x) { SVal s; s.kind = Int; s.i = x; return s; }
-  static SVal ofFloat(double x) { SVal s; s.kind = Float; s.f = x; return s; }
-  static SVal ofBool(bool x) { SVal s; s.kind = Bool; s.i = x; return s; }
-  static SVal of(Kind k, Value v) { SVal s; s.kind = k; s.v = v; return s; }
+  static SVal ofInt(int64_t x) {
+    SVal s;
+    s.kind = Int;
+    s.i = x;
+    return s;
+  }
+  static SVal ofFloat(double x) {
+    SVal s;
+    s.kind = Float;
+    s.f = x;
+    return s;
+  }
+  static SVal ofBool(bool x) {
+    SVal s;
+    s.kind = Bool;
+    s.i = x;
+    return s;
+  }
+  static SVal of(Kind k, Value v) {
+    SVal s;
+    s.kind = k;
+    s.v = v;
+    return s;
+  }
   bool ok() const { return kind != Invalid; }
   bool isConst() const { return kind == Int || kind == Float || kind == Bool; }
 };
@@ -84,10 +104,10 @@ private:
   raw_ostream &errs;
   const Program *program = nullptr;
   bool failed = false;
-  std::map<std::string, SVal> constants;                // const and param values
-  std::map<std::string, std::string> constantOrigins;   // where an outside value came from
+  std::map<std::string, SVal> constants;              // const and param values
+  std::map<std::string, std::string> constantOrigins; // where an outside value came from
   std::vector<Scope> scopes;
-  size_t scopeBase = 0;       // functions see only scopes from here on
+  size_t scopeBase = 0; // functions see only scopes from here on
   std::set<std::string> usedIds;
   int inlineDepth = 0;
   std::vector<SVal> *returnSlot = nullptr;
@@ -106,20 +126,26 @@ private:
 
   // --- helpers for types and values ---
   Type dtype(const std::string &name) {
-    if (name == "f32") return b.getF32Type();
-    if (name == "bf16") return b.getBF16Type();
-    if (name == "f16") return b.getF16Type();
-    if (name == "f64") return b.getF64Type();
-    if (name == "i32") return b.getI32Type();
-    if (name == "i64") return b.getI64Type();
-    if (name == "i8") return b.getI8Type();
-    if (name == "bool") return b.getI1Type();
+    if (name == "f32")
+      return b.getF32Type();
+    if (name == "bf16")
+      return b.getBF16Type();
+    if (name == "f16")
+      return b.getF16Type();
+    if (name == "f64")
+      return b.getF64Type();
+    if (name == "i32")
+      return b.getI32Type();
+    if (name == "i64")
+      return b.getI64Type();
+    if (name == "i8")
+      return b.getI8Type();
+    if (name == "bool")
+      return b.getI1Type();
     return {};
   }
   static tl::TileType tileTy(Value v) { return cast<tl::TileType>(v.getType()); }
-  Value indexConst(int64_t v, SrcPos pos) {
-    return arith::ConstantIndexOp::create(b, loc(pos), v);
-  }
+  Value indexConst(int64_t v, SrcPos pos) { return arith::ConstantIndexOp::create(b, loc(pos), v); }
   Value toIndex(const SVal &v, SrcPos pos, const char *what) {
     if (v.kind == SVal::Int)
       return indexConst(v.i, pos);
@@ -134,16 +160,26 @@ private:
   }
   std::string describe(const SVal &v) {
     switch (v.kind) {
-    case SVal::Int: return "the integer " + std::to_string(v.i);
-    case SVal::Float: return "a float constant";
-    case SVal::Bool: return "a bool constant";
-    case SVal::Index: return "a runtime integer";
-    case SVal::Cond: return "a runtime condition";
-    case SVal::Tile: return "a " + typeName(v.v.getType());
-    case SVal::View: return "the tensor '" + v.name + "'";
-    case SVal::Slice: return "a slice of '" + v.name + "' (load it first)";
-    case SVal::Shape: return "a shape list";
-    default: return "nothing";
+    case SVal::Int:
+      return "the integer " + std::to_string(v.i);
+    case SVal::Float:
+      return "a float constant";
+    case SVal::Bool:
+      return "a bool constant";
+    case SVal::Index:
+      return "a runtime integer";
+    case SVal::Cond:
+      return "a runtime condition";
+    case SVal::Tile:
+      return "a " + typeName(v.v.getType());
+    case SVal::View:
+      return "the tensor '" + v.name + "'";
+    case SVal::Slice:
+      return "a slice of '" + v.name + "' (load it first)";
+    case SVal::Shape:
+      return "a shape list";
+    default:
+      return "nothing";
     }
   }
   Value make(StringRef opName, Type type, ValueRange operands, SrcPos pos,
@@ -173,7 +209,9 @@ private:
       return constantTile(type, (double)v.i, pos);
     case SVal::Float:
       if (!isa<FloatType>(elem))
-        return error(pos, "a float constant cannot be combined with an integer tile; cast with 'as'"), Value();
+        return error(pos,
+                     "a float constant cannot be combined with an integer tile; cast with 'as'"),
+               Value();
       return constantTile(type, v.f, pos);
     case SVal::Bool:
       if (!elem.isInteger(1))
@@ -320,7 +358,8 @@ int64_t Emitter::constInt(const Expr &e, const char *what) {
   if (!v.ok())
     return 0;
   if (v.kind != SVal::Int)
-    return error(e.pos, std::string(what) + " must be a compile-time integer, got " + describe(v)), 0;
+    return error(e.pos, std::string(what) + " must be a compile-time integer, got " + describe(v)),
+           0;
   return v.i;
 }
 
@@ -356,18 +395,23 @@ SVal Emitter::eval(const Expr &e) {
     if (!a.ok())
       return {};
     if (e.name == "-") {
-      if (a.kind == SVal::Int) return SVal::ofInt(-a.i);
-      if (a.kind == SVal::Float) return SVal::ofFloat(-a.f);
+      if (a.kind == SVal::Int)
+        return SVal::ofInt(-a.i);
+      if (a.kind == SVal::Float)
+        return SVal::ofFloat(-a.f);
       if (a.kind == SVal::Index)
-        return SVal::of(SVal::Index, arith::SubIOp::create(b, loc(e.pos), indexConst(0, e.pos), a.v));
+        return SVal::of(SVal::Index,
+                        arith::SubIOp::create(b, loc(e.pos), indexConst(0, e.pos), a.v));
       if (a.kind == SVal::Tile && !tileTy(a.v).getElementType().isInteger(1))
         return SVal::of(SVal::Tile, tl::NegOp::create(b, loc(e.pos), a.v.getType(), a.v));
       return error(e.pos, "cannot negate " + describe(a));
     }
-    if (a.kind == SVal::Bool) return SVal::ofBool(!a.i);
+    if (a.kind == SVal::Bool)
+      return SVal::ofBool(!a.i);
     if (a.kind == SVal::Cond)
-      return SVal::of(SVal::Cond, arith::XOrIOp::create(b, loc(e.pos), a.v,
-                                                        arith::ConstantIntOp::create(b, loc(e.pos), 1, 1)));
+      return SVal::of(SVal::Cond,
+                      arith::XOrIOp::create(b, loc(e.pos), a.v,
+                                            arith::ConstantIntOp::create(b, loc(e.pos), 1, 1)));
     if (a.kind == SVal::Tile && tileTy(a.v).getElementType().isInteger(1))
       return SVal::of(SVal::Tile, tl::NotOp::create(b, loc(e.pos), a.v.getType(), a.v));
     return error(e.pos, "'!' needs a bool, got " + describe(a));
@@ -382,18 +426,21 @@ SVal Emitter::eval(const Expr &e) {
       return {};
     Type to = dtype(e.name);
     if (!to)
-      return error(e.pos, "unknown element type '" + e.name + "' (f32, bf16, f16, f64, i8, i32, i64, bool)");
+      return error(e.pos, "unknown element type '" + e.name +
+                              "' (f32, bf16, f16, f64, i8, i32, i64, bool)");
     if (to.isInteger(1))
       return error(e.pos, "cannot cast to bool; compare instead");
     if (a.kind == SVal::Tile) {
       if (tileTy(a.v).getElementType() == to)
         return a;
-      return SVal::of(SVal::Tile, tl::CastOp::create(b, loc(e.pos), tileTy(a.v).withElementType(to), a.v));
+      return SVal::of(SVal::Tile,
+                      tl::CastOp::create(b, loc(e.pos), tileTy(a.v).withElementType(to), a.v));
     }
     if (a.kind == SVal::Int || a.kind == SVal::Float || a.kind == SVal::Index) {
       if (a.kind == SVal::Float && !isa<FloatType>(to))
         return SVal::ofInt((int64_t)a.f);
-      Value t = toTile(a.kind == SVal::Int && isa<FloatType>(to) ? SVal::ofFloat(a.i) : a, to, {}, e.pos);
+      Value t =
+          toTile(a.kind == SVal::Int && isa<FloatType>(to) ? SVal::ofFloat(a.i) : a, to, {}, e.pos);
       return t ? SVal::of(SVal::Tile, t) : SVal();
     }
     return error(e.pos, "cannot convert " + describe(a));
@@ -415,7 +462,8 @@ SVal Emitter::eval(const Expr &e) {
       return {};
     if (c.kind != SVal::Bool)
       return error(e.operands[0]->pos, "an 'if' expression needs a compile-time condition, got " +
-                                           describe(c) + "; use where(cond, a, b) for runtime choices");
+                                           describe(c) +
+                                           "; use where(cond, a, b) for runtime choices");
     return eval(*e.operands[c.i ? 1 : 2]);
   }
   }
@@ -446,30 +494,52 @@ SVal Emitter::binary(const std::string &op, SVal a, SVal c, SrcPos pos) {
       int64_t x = a.i, y = c.i;
       if ((op == "/" || op == "%") && y == 0)
         return error(pos, "division by zero in a compile-time expression");
-      if (op == "+") return SVal::ofInt(x + y);
-      if (op == "-") return SVal::ofInt(x - y);
-      if (op == "*") return SVal::ofInt(x * y);
-      if (op == "/") return SVal::ofInt(x / y);
-      if (op == "%") return SVal::ofInt(x % y);
-      if (op == "<") return SVal::ofBool(x < y);
-      if (op == "<=") return SVal::ofBool(x <= y);
-      if (op == ">") return SVal::ofBool(x > y);
-      if (op == ">=") return SVal::ofBool(x >= y);
-      if (op == "==") return SVal::ofBool(x == y);
-      if (op == "!=") return SVal::ofBool(x != y);
+      if (op == "+")
+        return SVal::ofInt(x + y);
+      if (op == "-")
+        return SVal::ofInt(x - y);
+      if (op == "*")
+        return SVal::ofInt(x * y);
+      if (op == "/")
+        return SVal::ofInt(x / y);
+      if (op == "%")
+        return SVal::ofInt(x % y);
+      if (op == "<")
+        return SVal::ofBool(x < y);
+      if (op == "<=")
+        return SVal::ofBool(x <= y);
+      if (op == ">")
+        return SVal::ofBool(x > y);
+      if (op == ">=")
+        return SVal::ofBool(x >= y);
+      if (op == "==")
+        return SVal::ofBool(x == y);
+      if (op == "!=")
+        return SVal::ofBool(x != y);
     }
     double x = a.kind == SVal::Int ? a.i : a.f, y = c.kind == SVal::Int ? c.i : c.f;
-    if (op == "+") return SVal::ofFloat(x + y);
-    if (op == "-") return SVal::ofFloat(x - y);
-    if (op == "*") return SVal::ofFloat(x * y);
-    if (op == "/") return SVal::ofFloat(x / y);
-    if (op == "%") return SVal::ofFloat(std::fmod(x, y));
-    if (op == "<") return SVal::ofBool(x < y);
-    if (op == "<=") return SVal::ofBool(x <= y);
-    if (op == ">") return SVal::ofBool(x > y);
-    if (op == ">=") return SVal::ofBool(x >= y);
-    if (op == "==") return SVal::ofBool(x == y);
-    if (op == "!=") return SVal::ofBool(x != y);
+    if (op == "+")
+      return SVal::ofFloat(x + y);
+    if (op == "-")
+      return SVal::ofFloat(x - y);
+    if (op == "*")
+      return SVal::ofFloat(x * y);
+    if (op == "/")
+      return SVal::ofFloat(x / y);
+    if (op == "%")
+      return SVal::ofFloat(std::fmod(x, y));
+    if (op == "<")
+      return SVal::ofBool(x < y);
+    if (op == "<=")
+      return SVal::ofBool(x <= y);
+    if (op == ">")
+      return SVal::ofBool(x > y);
+    if (op == ">=")
+      return SVal::ofBool(x >= y);
+    if (op == "==")
+      return SVal::ofBool(x == y);
+    if (op == "!=")
+      return SVal::ofBool(x != y);
   }
 
   // Runtime integers: index arithmetic.
@@ -477,11 +547,16 @@ SVal Emitter::binary(const std::string &op, SVal a, SVal c, SrcPos pos) {
   if (isIdx(a) && isIdx(c) && (arith || cmp)) {
     Value x = toIndex(a, pos, "operand"), y = toIndex(c, pos, "operand");
     Location l = loc(pos);
-    if (op == "+") return SVal::of(SVal::Index, arith::AddIOp::create(b, l, x, y));
-    if (op == "-") return SVal::of(SVal::Index, arith::SubIOp::create(b, l, x, y));
-    if (op == "*") return SVal::of(SVal::Index, arith::MulIOp::create(b, l, x, y));
-    if (op == "/") return SVal::of(SVal::Index, arith::DivSIOp::create(b, l, x, y));
-    if (op == "%") return SVal::of(SVal::Index, arith::RemSIOp::create(b, l, x, y));
+    if (op == "+")
+      return SVal::of(SVal::Index, arith::AddIOp::create(b, l, x, y));
+    if (op == "-")
+      return SVal::of(SVal::Index, arith::SubIOp::create(b, l, x, y));
+    if (op == "*")
+      return SVal::of(SVal::Index, arith::MulIOp::create(b, l, x, y));
+    if (op == "/")
+      return SVal::of(SVal::Index, arith::DivSIOp::create(b, l, x, y));
+    if (op == "%")
+      return SVal::of(SVal::Index, arith::RemSIOp::create(b, l, x, y));
     static const std::map<std::string, arith::CmpIPredicate> preds = {
         {"<", arith::CmpIPredicate::slt}, {"<=", arith::CmpIPredicate::sle},
         {">", arith::CmpIPredicate::sgt}, {">=", arith::CmpIPredicate::sge},
@@ -490,8 +565,10 @@ SVal Emitter::binary(const std::string &op, SVal a, SVal c, SrcPos pos) {
   }
   if (logic && (a.kind == SVal::Cond || c.kind == SVal::Cond)) {
     auto toCond = [&](const SVal &v) -> Value {
-      if (v.kind == SVal::Cond) return v.v;
-      if (v.kind == SVal::Bool) return arith::ConstantIntOp::create(b, loc(pos), v.i, 1);
+      if (v.kind == SVal::Cond)
+        return v.v;
+      if (v.kind == SVal::Bool)
+        return arith::ConstantIntOp::create(b, loc(pos), v.i, 1);
       error(pos, "'" + op + "' cannot combine a runtime condition with " + describe(v));
       return {};
     };
@@ -499,7 +576,7 @@ SVal Emitter::binary(const std::string &op, SVal a, SVal c, SrcPos pos) {
     if (!x || !y)
       return {};
     return SVal::of(SVal::Cond, op == "&&" ? (Value)arith::AndIOp::create(b, loc(pos), x, y)
-                                          : (Value)arith::OrIOp::create(b, loc(pos), x, y));
+                                           : (Value)arith::OrIOp::create(b, loc(pos), x, y));
   }
   if (a.kind == SVal::Cond || c.kind == SVal::Cond)
     return error(pos, "operator '" + op + "' cannot take a runtime condition");
@@ -520,14 +597,17 @@ SVal Emitter::binary(const std::string &op, SVal a, SVal c, SrcPos pos) {
     return error(pos, "operator '" + op + "' cannot take bool tiles");
   if (cmp) {
     static const std::map<std::string, tl::CmpPredicate> preds = {
-        {"<", tl::CmpPredicate::lt}, {"<=", tl::CmpPredicate::le}, {">", tl::CmpPredicate::gt},
+        {"<", tl::CmpPredicate::lt},  {"<=", tl::CmpPredicate::le}, {">", tl::CmpPredicate::gt},
         {">=", tl::CmpPredicate::ge}, {"==", tl::CmpPredicate::eq}, {"!=", tl::CmpPredicate::ne}};
     return SVal::of(SVal::Tile,
                     tl::CmpOp::create(b, loc(pos), tileTy(t[0]).withElementType(b.getI1Type()),
                                       preds.at(op), t[0], t[1]));
   }
-  static const std::map<std::string, const char *> names = {
-      {"+", "tile.add"}, {"-", "tile.sub"}, {"*", "tile.mul"}, {"/", "tile.div"}, {"%", "tile.rem"}};
+  static const std::map<std::string, const char *> names = {{"+", "tile.add"},
+                                                            {"-", "tile.sub"},
+                                                            {"*", "tile.mul"},
+                                                            {"/", "tile.div"},
+                                                            {"%", "tile.rem"}};
   return SVal::of(SVal::Tile, make(names.at(op), type, t, pos));
 }
 
@@ -615,7 +695,9 @@ SVal Emitter::index(const Expr &e) {
           return error(item.pos, "too many ':' for " + typeName(t));
         shape.push_back(t.getShape()[d++]);
       } else {
-        return error(item.pos, "tiles are indexed with ':' and None only; load single elements from a tensor");
+        return error(
+            item.pos,
+            "tiles are indexed with ':' and None only; load single elements from a tensor");
       }
     }
     if (d != t.getRank())
@@ -632,9 +714,8 @@ SVal Emitter::subView(const SVal &base, const Expr &e) {
   if (s.limits.empty()) {
     s.offsets.assign(view.getRank(), Value());
     for (unsigned d = 0; d < view.getRank(); ++d)
-      s.limits.push_back(view.isDynamicDim(d)
-                             ? dimValues.at(view.getDimNames()[d].getValue().str())
-                             : indexConst(view.getShape()[d], e.pos));
+      s.limits.push_back(view.isDynamicDim(d) ? dimValues.at(view.getDimNames()[d].getValue().str())
+                                              : indexConst(view.getShape()[d], e.pos));
   }
   for (unsigned d = 0; d < e.items.size(); ++d) {
     const IndexItem &item = e.items[d];
@@ -645,7 +726,8 @@ SVal Emitter::subView(const SVal &base, const Expr &e) {
     SVal lo = eval(*item.start), hi = eval(*item.size);
     if (!lo.ok() || !hi.ok())
       return {};
-    Value l = toIndex(lo, item.pos, "a sub-view bound"), h = toIndex(hi, item.size->pos, "a sub-view bound");
+    Value l = toIndex(lo, item.pos, "a sub-view bound"),
+          h = toIndex(hi, item.size->pos, "a sub-view bound");
     if (!l || !h)
       return {};
     // Bounds are relative to the view being narrowed; never wider than it.
@@ -661,14 +743,22 @@ SVal Emitter::subView(const SVal &base, const Expr &e) {
 SVal Emitter::unaryMath(const std::string &fn, const SVal &x, SrcPos pos) {
   if (x.kind == SVal::Int || x.kind == SVal::Float) {
     double v = x.kind == SVal::Int ? x.i : x.f;
-    if (fn == "exp") return SVal::ofFloat(std::exp(v));
-    if (fn == "log") return SVal::ofFloat(std::log(v));
-    if (fn == "log1p") return SVal::ofFloat(std::log1p(v));
-    if (fn == "sqrt") return SVal::ofFloat(std::sqrt(v));
-    if (fn == "rsqrt") return SVal::ofFloat(1.0 / std::sqrt(v));
-    if (fn == "abs") return x.kind == SVal::Int ? SVal::ofInt(std::llabs(x.i)) : SVal::ofFloat(std::fabs(v));
-    if (fn == "sigmoid") return SVal::ofFloat(1.0 / (1.0 + std::exp(-v)));
-    if (fn == "tanh") return SVal::ofFloat(std::tanh(v));
+    if (fn == "exp")
+      return SVal::ofFloat(std::exp(v));
+    if (fn == "log")
+      return SVal::ofFloat(std::log(v));
+    if (fn == "log1p")
+      return SVal::ofFloat(std::log1p(v));
+    if (fn == "sqrt")
+      return SVal::ofFloat(std::sqrt(v));
+    if (fn == "rsqrt")
+      return SVal::ofFloat(1.0 / std::sqrt(v));
+    if (fn == "abs")
+      return x.kind == SVal::Int ? SVal::ofInt(std::llabs(x.i)) : SVal::ofFloat(std::fabs(v));
+    if (fn == "sigmoid")
+      return SVal::ofFloat(1.0 / (1.0 + std::exp(-v)));
+    if (fn == "tanh")
+      return SVal::ofFloat(std::tanh(v));
   }
   if (x.kind != SVal::Tile)
     return error(pos, fn + "() needs a tile or a number, got " + describe(x));
@@ -737,8 +827,10 @@ SVal Emitter::builtin(const Expr &e, bool &handled) {
   }
   auto arity = [&](size_t lo, size_t hi, std::set<std::string> keywords) -> bool {
     if (pos.size() < lo || pos.size() > hi) {
-      error(e.pos, fn + "() takes " + (lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi)) +
-                       " positional arguments, got " + std::to_string(pos.size()));
+      error(e.pos,
+            fn + "() takes " +
+                (lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi)) +
+                " positional arguments, got " + std::to_string(pos.size()));
       return false;
     }
     for (auto &[k, v] : kw)
@@ -758,7 +850,8 @@ SVal Emitter::builtin(const Expr &e, bool &handled) {
   };
   auto dtypeArg = [&](const Expr *x) -> Type {
     if (x->kind != Expr::Name || !dtype(x->name))
-      return error(x->pos, "expected an element type (f32, bf16, f16, f64, i8, i32, i64, bool)"), Type();
+      return error(x->pos, "expected an element type (f32, bf16, f16, f64, i8, i32, i64, bool)"),
+             Type();
     return dtype(x->name);
   };
   auto shapeArg = [&](const Expr *x, SmallVector<int64_t> &shape) -> bool {
@@ -783,7 +876,9 @@ SVal Emitter::builtin(const Expr &e, bool &handled) {
       if (axis < 0)
         axis += rank;
       if (axis < 0 || axis >= rank)
-        return error(kw["axis"]->pos, "axis out of range for a rank-" + std::to_string(rank) + " tile"), false;
+        return error(kw["axis"]->pos,
+                     "axis out of range for a rank-" + std::to_string(rank) + " tile"),
+               false;
     }
     return true;
   };
@@ -810,8 +905,9 @@ SVal Emitter::builtin(const Expr &e, bool &handled) {
         return error(kw["other"]->pos, "other= must be a number");
       other = b.getF64FloatAttr(o.kind == SVal::Int ? o.i : o.f);
     }
-    auto op = tl::LoadOp::create(b, loc(e.pos), type, s.v, s.starts, s.limits, b.getDenseI64ArrayAttr(s.window),
-                                 b.getDenseI64ArrayAttr(s.keep), masked, other);
+    auto op = tl::LoadOp::create(b, loc(e.pos), type, s.v, s.starts, s.limits,
+                                 b.getDenseI64ArrayAttr(s.window), b.getDenseI64ArrayAttr(s.keep),
+                                 masked, other);
     return SVal::of(SVal::Tile, op.getResult());
   }
   if (fn == "store") {
@@ -821,23 +917,25 @@ SVal Emitter::builtin(const Expr &e, bool &handled) {
     if (!s.ok())
       return {};
     if (s.kind != SVal::Slice)
-      return error(pos[0]->pos, "store() needs a tensor slice like x[i, :] first, got " + describe(s));
+      return error(pos[0]->pos,
+                   "store() needs a tensor slice like x[i, :] first, got " + describe(s));
     SVal v = eval(*pos[1]);
     if (!v.ok())
       return {};
     auto view = cast<tl::ViewType>(s.v.getType());
     if (v.kind == SVal::Tile && tileTy(v.v).getElementType() != view.getElementType())
       return error(pos[1]->pos, "storing " + typeName(v.v.getType()) + " into '" + s.name +
-                                    "' of " + typeName(view.getElementType()) + "; convert with 'as " +
-                                    typeName(view.getElementType()) + "'");
+                                    "' of " + typeName(view.getElementType()) +
+                                    "; convert with 'as " + typeName(view.getElementType()) + "'");
     if (v.kind == SVal::Tile && !broadcastable(tileTy(v.v).getShape(), s.shape))
       return error(pos[1]->pos, "storing " + typeName(v.v.getType()) + " into a slice of shape " +
                                     shapeStr(s.shape));
     Value t = toTile(v, view.getElementType(), s.shape, pos[1]->pos);
     if (!t)
       return {};
-    auto op = tl::StoreOp::create(b, loc(e.pos), t, s.v, s.starts, s.limits, b.getDenseI64ArrayAttr(s.window),
-                                  b.getDenseI64ArrayAttr(s.keep), s.masked);
+    auto op = tl::StoreOp::create(b, loc(e.pos), t, s.v, s.starts, s.limits,
+                                  b.getDenseI64ArrayAttr(s.window), b.getDenseI64ArrayAttr(s.keep),
+                                  s.masked);
     std::string id = "store." + s.name;
     for (int n = 2; usedIds.count(id); ++n)
       id = "store." + s.name + "." + std::to_string(n);
@@ -875,7 +973,8 @@ SVal Emitter::builtin(const Expr &e, bool &handled) {
       return {};
     if (n <= 0)
       return error(pos[0]->pos, "iota's length must be positive");
-    return SVal::of(SVal::Tile, tl::IotaOp::create(b, loc(e.pos), tl::TileType::get(&ctx, {n}, b.getI32Type())));
+    return SVal::of(SVal::Tile, tl::IotaOp::create(b, loc(e.pos),
+                                                   tl::TileType::get(&ctx, {n}, b.getI32Type())));
   }
   if (fn == "sum" || fn == "max" || fn == "min") {
     if (pos.size() == 2 && fn != "sum")
@@ -888,7 +987,9 @@ SVal Emitter::builtin(const Expr &e, bool &handled) {
       return {};
     if (tileTy(x).getElementType().isInteger(1))
       return error(pos[0]->pos, fn + "() cannot reduce bool tiles; convert with 'as i32'");
-    auto kind = fn == "sum" ? tl::ReduceKind::sum : fn == "max" ? tl::ReduceKind::max : tl::ReduceKind::min;
+    auto kind = fn == "sum"   ? tl::ReduceKind::sum
+                : fn == "max" ? tl::ReduceKind::max
+                              : tl::ReduceKind::min;
     auto reduce = [&](Value v, int64_t axis) -> Value {
       SmallVector<int64_t> shape(tileTy(v).getShape());
       shape.erase(shape.begin() + axis);
@@ -916,7 +1017,8 @@ SVal Emitter::builtin(const Expr &e, bool &handled) {
     int64_t axis;
     if (!axisArg(tileTy(x).getRank(), tileTy(x).getRank() - 1, axis))
       return {};
-    return SVal::of(SVal::Tile, tl::CumsumOp::create(b, loc(e.pos), x.getType(), x, (uint64_t)axis));
+    return SVal::of(SVal::Tile,
+                    tl::CumsumOp::create(b, loc(e.pos), x.getType(), x, (uint64_t)axis));
   }
   if (fn == "dot") {
     if (!arity(2, 3, {}))
@@ -928,7 +1030,8 @@ SVal Emitter::builtin(const Expr &e, bool &handled) {
       return {};
     auto tx = tileTy(x), ty = tileTy(y);
     if (tx.getRank() != 2 || ty.getRank() != 2)
-      return error(e.pos, "dot() multiplies 2-D tiles, got " + typeName(tx) + " and " + typeName(ty));
+      return error(e.pos,
+                   "dot() multiplies 2-D tiles, got " + typeName(tx) + " and " + typeName(ty));
     if (tx.getShape()[1] != ty.getShape()[0])
       return error(e.pos, "dot() of " + typeName(tx) + " and " + typeName(ty) +
                               ": inner dims differ (" + std::to_string(tx.getShape()[1]) + " vs " +
@@ -937,7 +1040,8 @@ SVal Emitter::builtin(const Expr &e, bool &handled) {
       return error(e.pos, "dot() needs float tiles");
     auto rt = tl::TileType::get(&ctx, {tx.getShape()[0], ty.getShape()[1]}, b.getF32Type());
     if (acc && acc.getType() != rt)
-      return error(pos[2]->pos, "dot() accumulator must be " + typeName(rt) + ", got " + typeName(acc.getType()));
+      return error(pos[2]->pos, "dot() accumulator must be " + typeName(rt) + ", got " +
+                                    typeName(acc.getType()));
     return SVal::of(SVal::Tile, tl::DotOp::create(b, loc(e.pos), rt, x, y, acc));
   }
   if (fn == "exp" || fn == "log" || fn == "log1p" || fn == "sqrt" || fn == "rsqrt" || fn == "abs" ||
@@ -955,22 +1059,27 @@ SVal Emitter::builtin(const Expr &e, bool &handled) {
     std::vector<SVal> vals = {eval(*pos[0]), eval(*pos[1])};
     if (failed)
       return {};
-    if (vals[0].isConst() && vals[1].isConst() && vals[0].kind != SVal::Bool && vals[1].kind != SVal::Bool) {
+    if (vals[0].isConst() && vals[1].isConst() && vals[0].kind != SVal::Bool &&
+        vals[1].kind != SVal::Bool) {
       if (vals[0].kind == SVal::Int && vals[1].kind == SVal::Int)
-        return SVal::ofInt(fn == "maximum" ? std::max(vals[0].i, vals[1].i) : std::min(vals[0].i, vals[1].i));
-      double x = vals[0].kind == SVal::Int ? vals[0].i : vals[0].f, y = vals[1].kind == SVal::Int ? vals[1].i : vals[1].f;
+        return SVal::ofInt(fn == "maximum" ? std::max(vals[0].i, vals[1].i)
+                                           : std::min(vals[0].i, vals[1].i));
+      double x = vals[0].kind == SVal::Int ? vals[0].i : vals[0].f,
+             y = vals[1].kind == SVal::Int ? vals[1].i : vals[1].f;
       return SVal::ofFloat(fn == "maximum" ? std::max(x, y) : std::min(x, y));
     }
     if ((vals[0].kind == SVal::Index || vals[0].kind == SVal::Int) &&
         (vals[1].kind == SVal::Index || vals[1].kind == SVal::Int)) {
       Value x = toIndex(vals[0], e.pos, "operand"), y = toIndex(vals[1], e.pos, "operand");
-      return SVal::of(SVal::Index, fn == "maximum" ? (Value)arith::MaxSIOp::create(b, loc(e.pos), x, y)
-                                                   : (Value)arith::MinSIOp::create(b, loc(e.pos), x, y));
+      return SVal::of(SVal::Index, fn == "maximum"
+                                       ? (Value)arith::MaxSIOp::create(b, loc(e.pos), x, y)
+                                       : (Value)arith::MinSIOp::create(b, loc(e.pos), x, y));
     }
     std::vector<Value> t;
     if (!unify(vals, t, e.pos))
       return {};
-    return SVal::of(SVal::Tile, make(fn == "maximum" ? "tile.max" : "tile.min", t[0].getType(), t, e.pos));
+    return SVal::of(SVal::Tile,
+                    make(fn == "maximum" ? "tile.max" : "tile.min", t[0].getType(), t, e.pos));
   }
   if (fn == "where") {
     if (!arity(3, 3, {}))
@@ -982,8 +1091,9 @@ SVal Emitter::builtin(const Expr &e, bool &handled) {
     if (c.kind == SVal::Bool)
       return vals[c.i ? 0 : 1];
     if (c.kind == SVal::Cond) // a runtime scalar condition selects whole tiles
-      c = SVal::of(SVal::Tile, tl::SplatOp::create(b, loc(pos[0]->pos),
-                                                   tl::TileType::get(&ctx, {}, b.getI1Type()), c.v));
+      c = SVal::of(SVal::Tile,
+                   tl::SplatOp::create(b, loc(pos[0]->pos),
+                                       tl::TileType::get(&ctx, {}, b.getI1Type()), c.v));
     if (c.kind != SVal::Tile || !tileTy(c.v).getElementType().isInteger(1))
       return error(pos[0]->pos, "where() needs a bool tile condition, got " + describe(c));
     std::vector<Value> t;
@@ -1007,8 +1117,10 @@ SVal Emitter::builtin(const Expr &e, bool &handled) {
     auto tt = tileTy(x);
     if (tt.getRank() != 2)
       return error(e.pos, "trans() needs a 2-D tile, got " + typeName(tt));
-    return SVal::of(SVal::Tile, tl::TransposeOp::create(b, loc(e.pos), tt.withShape({tt.getShape()[1], tt.getShape()[0]}),
-                                                        x, b.getDenseI64ArrayAttr({1, 0})));
+    return SVal::of(SVal::Tile,
+                    tl::TransposeOp::create(b, loc(e.pos),
+                                            tt.withShape({tt.getShape()[1], tt.getShape()[0]}), x,
+                                            b.getDenseI64ArrayAttr({1, 0})));
   }
   if (fn == "reshape" || fn == "broadcast") {
     if (!arity(2, 2, {}))
@@ -1026,7 +1138,8 @@ SVal Emitter::builtin(const Expr &e, bool &handled) {
     for (int64_t d : shape)
       n *= d;
     if (n != tt.getNumElements())
-      return error(e.pos, "reshape() of " + typeName(tt) + " to " + shapeStr(shape) + " changes the element count");
+      return error(e.pos, "reshape() of " + typeName(tt) + " to " + shapeStr(shape) +
+                              " changes the element count");
     return SVal::of(SVal::Tile, tl::ReshapeOp::create(b, loc(e.pos), tt.withShape(shape), x));
   }
   if (fn == "cdiv") {
@@ -1042,7 +1155,8 @@ SVal Emitter::builtin(const Expr &e, bool &handled) {
   return {};
 }
 
-void Emitter::collectAssigns(const StmtList &block, std::vector<std::pair<std::string, SrcPos>> &out) {
+void Emitter::collectAssigns(const StmtList &block,
+                             std::vector<std::pair<std::string, SrcPos>> &out) {
   for (const StmtP &s : block) {
     if (s->kind == Stmt::Assign)
       out.push_back({s->name, s->pos});
@@ -1084,10 +1198,12 @@ bool Emitter::emitStmt(const Stmt &s) {
   case Stmt::Assign: {
     Binding *bnd = lookup(s.name);
     if (!bnd)
-      return error(s.pos, "assignment to undeclared '" + s.name + "'; declare it with 'var'"), false;
+      return error(s.pos, "assignment to undeclared '" + s.name + "'; declare it with 'var'"),
+             false;
     if (!bnd->isVar)
       return error(s.pos, "'" + s.name + "' is declared with 'let' (line " +
-                              std::to_string(bnd->pos.line) + "); use 'var' to reassign it"), false;
+                              std::to_string(bnd->pos.line) + "); use 'var' to reassign it"),
+             false;
     SVal v = eval(*s.value);
     if (!v.ok())
       return false;
@@ -1095,18 +1211,21 @@ bool Emitter::emitStmt(const Stmt &s) {
     if (old.kind == SVal::Tile) {
       if (v.kind != SVal::Tile || v.v.getType() != old.v.getType()) {
         if (v.kind != SVal::Tile && v.isConst()) {
-          Value t = toTile(v, tileTy(old.v).getElementType(), tileTy(old.v).getShape(), s.value->pos);
+          Value t =
+              toTile(v, tileTy(old.v).getElementType(), tileTy(old.v).getShape(), s.value->pos);
           if (!t)
             return false;
           v = SVal::of(SVal::Tile, t);
         } else {
-          return error(s.value->pos, "'" + s.name + "' holds " + describe(old) + "; cannot assign " +
-                                         describe(v)), false;
+          return error(s.value->pos, "'" + s.name + "' holds " + describe(old) +
+                                         "; cannot assign " + describe(v)),
+                 false;
         }
       }
     } else if ((old.kind == SVal::Index || old.kind == SVal::Int) &&
                !(v.kind == SVal::Index || v.kind == SVal::Int)) {
-      return error(s.value->pos, "'" + s.name + "' holds an integer; cannot assign " + describe(v)), false;
+      return error(s.value->pos, "'" + s.name + "' holds an integer; cannot assign " + describe(v)),
+             false;
     }
     if (v.kind == SVal::Tile && !returnSlot)
       tagId(v.v, s.name);
@@ -1122,7 +1241,8 @@ bool Emitter::emitStmt(const Stmt &s) {
     if (!v.ok())
       return false;
     if (v.kind != SVal::Bool)
-      return error(s.value->pos, "require needs a compile-time condition, got " + describe(v)), false;
+      return error(s.value->pos, "require needs a compile-time condition, got " + describe(v)),
+             false;
     if (!v.i) {
       error(s.pos, s.message.empty() ? "requirement failed" : "requirement failed: " + s.message);
       // Point at where the values of the condition came from.
@@ -1139,7 +1259,8 @@ bool Emitter::emitStmt(const Stmt &s) {
       for (const std::string &n : names) {
         const SVal &c = constants[n];
         errs << constantOrigins[n] << ": note: " << n << " = "
-             << (c.kind == SVal::Float ? std::to_string(c.f) : std::to_string(c.i)) << " is set here\n";
+             << (c.kind == SVal::Float ? std::to_string(c.f) : std::to_string(c.i))
+             << " is set here\n";
       }
       return false;
     }
@@ -1147,7 +1268,8 @@ bool Emitter::emitStmt(const Stmt &s) {
   }
   case Stmt::Return: {
     if (!returnSlot)
-      return error(s.pos, "'return' is only for functions; kernels end at their closing brace"), false;
+      return error(s.pos, "'return' is only for functions; kernels end at their closing brace"),
+             false;
     SVal v = eval(*s.value);
     if (!v.ok())
       return false;
@@ -1185,7 +1307,8 @@ bool Emitter::emitFor(const Stmt &s) {
       Value t = toTile(bnd->value, b.getF32Type(), {}, bnd->pos);
       bnd->value = SVal::of(SVal::Tile, t);
     } else if (bnd->value.kind != SVal::Tile && bnd->value.kind != SVal::Index) {
-      return error(pos, "a loop cannot carry '" + name + "', which holds " + describe(bnd->value)), false;
+      return error(pos, "a loop cannot carry '" + name + "', which holds " + describe(bnd->value)),
+             false;
     }
     carried.push_back(bnd);
     carriedNames.push_back(name);
@@ -1213,7 +1336,8 @@ bool Emitter::emitFor(const Stmt &s) {
     Value v = bnd->value.kind == SVal::Int ? indexConst(bnd->value.i, s.pos) : bnd->value.v;
     if (v.getType() != inits[i].getType())
       return error(s.pos, "the loop changes the type of '" + carriedNames[i] + "' from " +
-                              typeName(inits[i].getType()) + " to " + typeName(v.getType())), false;
+                              typeName(inits[i].getType()) + " to " + typeName(v.getType())),
+             false;
     yields.push_back(v);
   }
   if (!inits.empty())
@@ -1235,7 +1359,8 @@ bool Emitter::emitIf(const Stmt &s) {
   Value cond;
   if (c.kind == SVal::Cond)
     cond = c.v;
-  else if (c.kind == SVal::Tile && tileTy(c.v).getRank() == 0 && tileTy(c.v).getElementType().isInteger(1))
+  else if (c.kind == SVal::Tile && tileTy(c.v).getRank() == 0 &&
+           tileTy(c.v).getElementType().isInteger(1))
     cond = arith::CmpIOp::create(b, loc(s.pos), arith::CmpIPredicate::ne,
                                  tl::ToIndexOp::create(b, loc(s.pos), b.getIndexType(), c.v),
                                  indexConst(0, s.pos));
@@ -1258,8 +1383,10 @@ bool Emitter::emitIf(const Stmt &s) {
     scan(s.body);
     scan(s.orElse);
     if (!declaredInside && lookup(name))
-      return error(pos, "cannot assign to '" + name + "' inside an 'if' on a runtime condition; "
-                        "compute both values and choose with where(...)"), false;
+      return error(pos, "cannot assign to '" + name +
+                            "' inside an 'if' on a runtime condition; "
+                            "compute both values and choose with where(...)"),
+             false;
   }
   auto ifOp = scf::IfOp::create(b, loc(s.pos), TypeRange{}, cond, !s.orElse.empty());
   OpBuilder::InsertionGuard guard(b);
@@ -1300,10 +1427,13 @@ bool Emitter::evalConstants(const Program &prog) {
       v = eval(*c.value);
       if (!v.ok())
         return false;
-      bool fits = (c.type == "int" && v.kind == SVal::Int) || (c.type == "bool" && v.kind == SVal::Bool) ||
+      bool fits = (c.type == "int" && v.kind == SVal::Int) ||
+                  (c.type == "bool" && v.kind == SVal::Bool) ||
                   (c.type == "float" && (v.kind == SVal::Float || v.kind == SVal::Int));
       if (!fits)
-        return error(c.value->pos, "'" + c.name + "' is declared " + c.type + " but its value is " + describe(v)), false;
+        return error(c.value->pos,
+                     "'" + c.name + "' is declared " + c.type + " but its value is " + describe(v)),
+               false;
       if (c.type == "float" && v.kind == SVal::Int)
         v = SVal::ofFloat(v.i);
     }
@@ -1322,7 +1452,9 @@ bool Emitter::evalConstants(const Program &prog) {
     params.insert(p.name);
     auto it = options.scheduleParams.find(p.name);
     if (it == options.scheduleParams.end())
-      return error(p.pos, "schedule parameter '" + p.name + "' is not set by the schedule (add it under params:)"), false;
+      return error(p.pos, "schedule parameter '" + p.name +
+                              "' is not set by the schedule (add it under params:)"),
+             false;
     SVal value = SVal::ofInt(it->second.value);
     if (!it->second.symbol.empty()) {
       auto c = constants.find(it->second.symbol);
@@ -1377,7 +1509,8 @@ bool Emitter::emitKernel(const Kernel &k, ModuleOp module) {
       if (!elem.isF32() && !elem.isInteger(32) && !elem.isInteger(64))
         return error(p.pos, "scalar parameters are f32, i32 or i64, not " + p.dtype), false;
       argTypes.push_back(elem);
-      argAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr(tl::kNameAttr, b.getStringAttr(p.name))));
+      argAttrs.push_back(
+          b.getDictionaryAttr(b.getNamedAttr(tl::kNameAttr, b.getStringAttr(p.name))));
       continue;
     }
     if (elem.isInteger(1))
@@ -1393,7 +1526,8 @@ bool Emitter::emitKernel(const Kernel &k, ModuleOp module) {
       if (constants.count(d.name)) {
         const SVal &c = constants[d.name];
         if (c.kind != SVal::Int || c.i <= 0)
-          return error(d.pos, "dim '" + d.name + "' must be a positive integer, is " + describe(c)), false;
+          return error(d.pos, "dim '" + d.name + "' must be a positive integer, is " + describe(c)),
+                 false;
         shape.push_back(c.i);
         names.push_back(b.getStringAttr(""));
       } else {
@@ -1402,8 +1536,9 @@ bool Emitter::emitKernel(const Kernel &k, ModuleOp module) {
       }
     }
     argTypes.push_back(tl::ViewType::get(&ctx, shape, names, elem));
-    argAttrs.push_back(b.getDictionaryAttr({b.getNamedAttr(tl::kAccessAttr, b.getStringAttr(p.access)),
-                                            b.getNamedAttr(tl::kNameAttr, b.getStringAttr(p.name))}));
+    argAttrs.push_back(
+        b.getDictionaryAttr({b.getNamedAttr(tl::kAccessAttr, b.getStringAttr(p.access)),
+                             b.getNamedAttr(tl::kNameAttr, b.getStringAttr(p.name))}));
   }
   b.setInsertionPointToEnd(module.getBody());
   SmallVector<Attribute> dimAttrs;
@@ -1411,8 +1546,8 @@ bool Emitter::emitKernel(const Kernel &k, ModuleOp module) {
     dimAttrs.push_back(b.getStringAttr(n));
   auto kernel = tl::KernelOp::create(b, loc(k.pos), b.getStringAttr(k.name),
                                      TypeAttr::get(b.getFunctionType(argTypes, {})), StringAttr(),
-                                     b.getArrayAttr(argAttrs), ArrayAttr(), b.getArrayAttr(dimAttrs),
-                                     tl::ScheduleAttr());
+                                     b.getArrayAttr(argAttrs), ArrayAttr(),
+                                     b.getArrayAttr(dimAttrs), tl::ScheduleAttr());
   SmallVector<NamedAttribute> consts;
   for (const Const &c : program->consts) {
     const SVal &v = constants[c.name];
@@ -1440,7 +1575,8 @@ bool Emitter::emitKernel(const Kernel &k, ModuleOp module) {
       v = SVal::of(SVal::View, arg);
       v.name = p.name;
     } else if (arg.getType().isF32()) {
-      v = SVal::of(SVal::Tile, tl::SplatOp::create(b, loc(p.pos), tl::TileType::get(&ctx, {}, arg.getType()), arg));
+      v = SVal::of(SVal::Tile, tl::SplatOp::create(
+                                   b, loc(p.pos), tl::TileType::get(&ctx, {}, arg.getType()), arg));
     } else {
       v = SVal::of(SVal::Index, arith::IndexCastOp::create(b, loc(p.pos), b.getIndexType(), arg));
     }
@@ -1456,7 +1592,8 @@ bool Emitter::emitKernel(const Kernel &k, ModuleOp module) {
     if (!ext.ok())
       return false;
     if (ext.kind == SVal::Int && ext.i <= 0)
-      return error(a.extent->pos, "grid extent must be positive, got " + std::to_string(ext.i)), false;
+      return error(a.extent->pos, "grid extent must be positive, got " + std::to_string(ext.i)),
+             false;
     Value v = toIndex(ext, a.extent->pos, "a grid extent");
     if (!v)
       return false;
@@ -1464,7 +1601,8 @@ bool Emitter::emitKernel(const Kernel &k, ModuleOp module) {
     axisNames.push_back(b.getStringAttr(a.name));
   }
   SmallVector<Type> idxTypes(extents.size(), b.getIndexType());
-  auto ids = tl::ProgramIdsOp::create(b, loc(k.grid[0].pos), idxTypes, b.getArrayAttr(axisNames), extents);
+  auto ids =
+      tl::ProgramIdsOp::create(b, loc(k.grid[0].pos), idxTypes, b.getArrayAttr(axisNames), extents);
   for (size_t i = 0; i < k.grid.size(); ++i) {
     if (lookup(k.grid[i].name))
       return error(k.grid[i].pos, "grid axis '" + k.grid[i].name + "' shadows another name"), false;

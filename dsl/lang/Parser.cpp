@@ -116,8 +116,8 @@ private:
 };
 
 static const std::set<std::string> kKeywords = {
-    "const", "param", "fn", "kernel", "grid", "let", "var", "for", "in", "if", "else",
-    "require", "return", "as", "true", "false", "None", "out", "inout"};
+    "const", "param",   "fn",     "kernel", "grid", "let",   "var",  "for", "in",   "if",
+    "else",  "require", "return", "as",     "true", "false", "None", "out", "inout"};
 
 class Parser {
 public:
@@ -176,7 +176,8 @@ public:
           return std::nullopt;
         p.kernels.push_back(std::move(k));
       } else {
-        return fail(cur().pos, "expected 'const', 'param', 'require', 'fn' or 'kernel', found " + describe(cur()));
+        return fail(cur().pos, "expected 'const', 'param', 'require', 'fn' or 'kernel', found " +
+                                   describe(cur()));
       }
     }
     if (p.kernels.empty())
@@ -322,13 +323,12 @@ private:
     s->pos = cur().pos;
     if (isWord("let") || isWord("var")) {
       s->kind = next().text == "let" ? Stmt::Let : Stmt::Var;
-      if (!ident(s->name, "variable name") || !expect("=") || !(s->value = expr()) ||
-          !expect(";"))
+      if (!ident(s->name, "variable name") || !expect("=") || !(s->value = expr()) || !expect(";"))
         return nullptr;
     } else if (isWord("for")) {
       next();
       s->kind = Stmt::For;
-      if (!ident(s->name, "loop variable") )
+      if (!ident(s->name, "loop variable"))
         return nullptr;
       if (!isWord("in"))
         return fail(cur().pos, "expected 'in' after the loop variable"), nullptr;
@@ -393,12 +393,18 @@ private:
   ExprP expr() { return binary(0); }
 
   static int precedence(const std::string &op) {
-    if (op == "||") return 1;
-    if (op == "&&") return 2;
-    if (op == "==" || op == "!=") return 3;
-    if (op == "<" || op == "<=" || op == ">" || op == ">=") return 4;
-    if (op == "+" || op == "-") return 5;
-    if (op == "*" || op == "/" || op == "%") return 6;
+    if (op == "||")
+      return 1;
+    if (op == "&&")
+      return 2;
+    if (op == "==" || op == "!=")
+      return 3;
+    if (op == "<" || op == "<=" || op == ">" || op == ">=")
+      return 4;
+    if (op == "+" || op == "-")
+      return 5;
+    if (op == "*" || op == "/" || op == "%")
+      return 6;
     return 0;
   }
 
@@ -482,7 +488,9 @@ private:
         auto t = std::make_unique<Expr>();
         t->pos = next().pos;
         if (!isWord("T"))
-          return fail(cur().pos, "expected 'T' after '.' (the only attribute is the transpose x.T)"), nullptr;
+          return fail(cur().pos,
+                      "expected 'T' after '.' (the only attribute is the transpose x.T)"),
+                 nullptr;
         next();
         t->kind = Expr::Transpose;
         t->operands.push_back(std::move(e));

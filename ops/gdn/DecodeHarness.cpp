@@ -51,18 +51,17 @@ bool runDecode(const RunConfig &cfg, const Launcher &launch, std::vector<CheckRe
   std::vector<uint16_t> o(B * HV * V, 0x7fc0); // poisoned: NaN until written
   const double scale = 1.0 / std::sqrt((double)K);
 
-  std::vector<ArgValue> args = {
-      ArgValue::tensor(q.data(), {B, 1, H, K}, DType::BF16),
-      ArgValue::tensor(k.data(), {B, 1, H, K}, DType::BF16),
-      ArgValue::tensor(v.data(), {B, 1, HV, V}, DType::BF16),
-      ArgValue::tensor(a.data(), {B, 1, HV}, DType::BF16),
-      ArgValue::tensor(b.data(), {B, 1, HV}, DType::BF16),
-      ArgValue::tensor(A_log.data(), {HV}, DType::F32),
-      ArgValue::tensor(dt_bias.data(), {HV}, DType::F32),
-      ArgValue::tensor(slots.data(), {B}, DType::I32),
-      ArgValue::tensor(state.data(), {N, HV, V, K}, DType::F32),
-      ArgValue::tensor(o.data(), {B, 1, HV, V}, DType::BF16),
-      ArgValue::number(scale)};
+  std::vector<ArgValue> args = {ArgValue::tensor(q.data(), {B, 1, H, K}, DType::BF16),
+                                ArgValue::tensor(k.data(), {B, 1, H, K}, DType::BF16),
+                                ArgValue::tensor(v.data(), {B, 1, HV, V}, DType::BF16),
+                                ArgValue::tensor(a.data(), {B, 1, HV}, DType::BF16),
+                                ArgValue::tensor(b.data(), {B, 1, HV}, DType::BF16),
+                                ArgValue::tensor(A_log.data(), {HV}, DType::F32),
+                                ArgValue::tensor(dt_bias.data(), {HV}, DType::F32),
+                                ArgValue::tensor(slots.data(), {B}, DType::I32),
+                                ArgValue::tensor(state.data(), {N, HV, V, K}, DType::F32),
+                                ArgValue::tensor(o.data(), {B, 1, HV, V}, DType::BF16),
+                                ArgValue::number(scale)};
   if (!launch(args, error))
     return false;
 
@@ -94,13 +93,15 @@ bool runDecode(const RunConfig &cfg, const Launcher &launch, std::vector<CheckRe
   for (int64_t i = 0; i < B * HV * V; ++i)
     gotO[i] = fromBf16(o[i]);
   for (size_t j = 0; j < active.size(); ++j)
-    std::copy(refO.begin() + j * HV * V, refO.begin() + (j + 1) * HV * V, wantO.begin() + active[j] * HV * V);
+    std::copy(refO.begin() + j * HV * V, refO.begin() + (j + 1) * HV * V,
+              wantO.begin() + active[j] * HV * V);
   checks.push_back(compare("o", gotO, wantO, 1e-2));
 
   std::vector<double> gotS, wantS;
   for (size_t j = 0; j < active.size(); ++j) {
     int64_t row = slots[active[j]];
-    gotS.insert(gotS.end(), state.begin() + row * HV * V * K, state.begin() + (row + 1) * HV * V * K);
+    gotS.insert(gotS.end(), state.begin() + row * HV * V * K,
+                state.begin() + (row + 1) * HV * V * K);
   }
   wantS = refState;
   checks.push_back(compare("state", gotS, wantS, 1e-4));
@@ -113,7 +114,8 @@ bool runDecode(const RunConfig &cfg, const Launcher &launch, std::vector<CheckRe
   untouched.what = "untouched slots";
   untouched.tolerance = 0.5; // a count of changed rows; must be 0
   for (int64_t r = 0; r < N; ++r)
-    if (!owned[r] && std::memcmp(&state[r * HV * V * K], &stateBefore[r * HV * V * K], HV * V * K * 4))
+    if (!owned[r] &&
+        std::memcmp(&state[r * HV * V * K], &stateBefore[r * HV * V * K], HV * V * K * 4))
       untouched.relError += 1;
   checks.push_back(untouched);
   return true;

@@ -35,8 +35,8 @@ void gdn::recurrence(const Problem &p, const uint16_t *q, const uint16_t *k, con
               e *= inv;
           }
         }
-        const double g = -std::exp((double)A_log[hv]) *
-                         softplus(fromBf16(a[t * HV + hv]) + (double)dt_bias[hv]);
+        const double g =
+            -std::exp((double)A_log[hv]) * softplus(fromBf16(a[t * HV + hv]) + (double)dt_bias[hv]);
         const double alpha = std::exp(g);
         const double beta = 1.0 / (1.0 + std::exp(-(double)fromBf16(b[t * HV + hv])));
         for (int64_t r = 0; r < V; ++r) {

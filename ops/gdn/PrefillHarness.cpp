@@ -52,20 +52,19 @@ bool runPrefill(const RunConfig &cfg, const Launcher &launch, std::vector<CheckR
   std::vector<uint16_t> o(std::max<int64_t>(T, 1) * HV * V, 0x7fc0);
   const double scale = 1.0 / std::sqrt((double)K);
 
-  std::vector<ArgValue> args = {
-      ArgValue::tensor(in.q.data(), {T, H, K}, DType::BF16),
-      ArgValue::tensor(in.k.data(), {T, H, K}, DType::BF16),
-      ArgValue::tensor(in.v.data(), {T, HV, V}, DType::BF16),
-      ArgValue::tensor(in.a.data(), {T, HV}, DType::BF16),
-      ArgValue::tensor(in.b.data(), {T, HV}, DType::BF16),
-      ArgValue::tensor(in.A_log.data(), {HV}, DType::F32),
-      ArgValue::tensor(in.dt_bias.data(), {HV}, DType::F32),
-      ArgValue::tensor(cu.data(), {N + 1}, DType::I64),
-      ArgValue::tensor(h0.data(), {N, HV, V, K}, DType::F32),
-      ArgValue::tensor(finalState.data(), {N, HV, V, K}, DType::F32),
-      ArgValue::tensor(o.data(), {T, HV, V}, DType::BF16),
-      ArgValue::number(scale),
-      ArgValue::number(cfg.initialState ? 1 : 0)};
+  std::vector<ArgValue> args = {ArgValue::tensor(in.q.data(), {T, H, K}, DType::BF16),
+                                ArgValue::tensor(in.k.data(), {T, H, K}, DType::BF16),
+                                ArgValue::tensor(in.v.data(), {T, HV, V}, DType::BF16),
+                                ArgValue::tensor(in.a.data(), {T, HV}, DType::BF16),
+                                ArgValue::tensor(in.b.data(), {T, HV}, DType::BF16),
+                                ArgValue::tensor(in.A_log.data(), {HV}, DType::F32),
+                                ArgValue::tensor(in.dt_bias.data(), {HV}, DType::F32),
+                                ArgValue::tensor(cu.data(), {N + 1}, DType::I64),
+                                ArgValue::tensor(h0.data(), {N, HV, V, K}, DType::F32),
+                                ArgValue::tensor(finalState.data(), {N, HV, V, K}, DType::F32),
+                                ArgValue::tensor(o.data(), {T, HV, V}, DType::BF16),
+                                ArgValue::number(scale),
+                                ArgValue::number(cfg.initialState ? 1 : 0)};
   if (!launch(args, error))
     return false;
 
@@ -82,8 +81,8 @@ bool runPrefill(const RunConfig &cfg, const Launcher &launch, std::vector<CheckR
   for (int64_t i = 0; i < T * HV * V; ++i)
     gotO[i] = fromBf16(o[i]);
   checks.push_back(compare("o", gotO, refO, 1e-2));
-  checks.push_back(compare("state", std::vector<double>(finalState.begin(), finalState.end()),
-                           refState, 1e-4));
+  checks.push_back(
+      compare("state", std::vector<double>(finalState.begin(), finalState.end()), refState, 1e-4));
   return true;
 }
 

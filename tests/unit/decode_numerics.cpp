@@ -41,7 +41,8 @@ static void checkDecode(const std::string &schedule, int64_t B, int64_t H, int64
   bool ran = runOnCpu(std::string(KILN_SOURCE_DIR) + "/ops/gdn/decode.tile", schedule, consts, cfg,
                       checks, os);
   INFO(schedule << " B=" << B << " H=" << H << " HV=" << HV << " K=" << K << " V=" << V
-                << " l2=" << l2 << " saturate=" << saturate << "\n" << errors);
+                << " l2=" << l2 << " saturate=" << saturate << "\n"
+                << errors);
   REQUIRE(ran);
   REQUIRE(checks.size() == 3);
   for (const CheckResult &c : checks) {
@@ -76,9 +77,9 @@ TEST_CASE("a schedule whose tile does not divide V is rejected", "[decode]") {
   llvm::raw_string_ostream os(errors);
   auto ctx = makeContext();
   Compiled c;
-  REQUIRE_FALSE(compileOp(*ctx, std::string(KILN_SOURCE_DIR) + "/ops/gdn/decode.tile",
-                          std::string(KILN_SOURCE_DIR) + "/ops/gdn/schedules/decode_sm_90a_tma.yaml",
-                          consts, c, os));
+  REQUIRE_FALSE(compileOp(
+      *ctx, std::string(KILN_SOURCE_DIR) + "/ops/gdn/decode.tile",
+      std::string(KILN_SOURCE_DIR) + "/ops/gdn/schedules/decode_sm_90a_tma.yaml", consts, c, os));
   CHECK_THAT(errors, Catch::Contains("requirement failed: BV must divide V"));
   CHECK_THAT(errors, Catch::Contains("sm_90a_tma.yaml:10:7: note: BV = 32 is set here"));
 }

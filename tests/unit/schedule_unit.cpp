@@ -10,7 +10,8 @@ TEST_CASE("bundled schedules load and carry their target's budgets", "[schedule]
   Schedule s;
   std::string errors;
   llvm::raw_string_ostream os(errors);
-  REQUIRE(loadSchedule(std::string(KILN_SOURCE_DIR) + "/ops/gdn/schedules/decode_sm_90a_tma.yaml", s, os));
+  REQUIRE(loadSchedule(std::string(KILN_SOURCE_DIR) + "/ops/gdn/schedules/decode_sm_90a_tma.yaml",
+                       s, os));
   CHECK(s.target->name == "sm_90a");
   CHECK(s.smemBudget == 232448);
   REQUIRE(s.roles.size() == 2);
@@ -20,8 +21,8 @@ TEST_CASE("bundled schedules load and carry their target's budgets", "[schedule]
   // Producer 4 warps x 24 + compute 4 x 104, averaged over 8 warps: 64.
   CHECK(s.launchRegs() == 64);
   Schedule ring;
-  REQUIRE(loadSchedule(std::string(KILN_SOURCE_DIR) + "/ops/gdn/schedules/decode_sm_90a_tma_ring.yaml",
-                       ring, os));
+  REQUIRE(loadSchedule(
+      std::string(KILN_SOURCE_DIR) + "/ops/gdn/schedules/decode_sm_90a_tma_ring.yaml", ring, os));
   CHECK(ring.persistent == 3);
   CHECK(ring.pipelines[0].depth == 2);
   REQUIRE(s.pipelines.size() == 1);

@@ -21,7 +21,7 @@ static const char *kUsage = R"(kiln-gpu - run a compiled Kiln kernel on the GPU 
 
 usage:
   kiln-gpu run MANIFEST.json [--dims NAME=N,...] [--seed N] [--skip FRACTION]
-               [--saturate-gates]
+               [--saturate-gates] [--seqlens L,...] [--no-initial-state]
       Loads the cubin the manifest names, runs the op on fresh random inputs
       (outputs poisoned with NaN first) and checks every output against the
       op's float64 golden reference. Exits 0 when all pass, 1 when any fails,
@@ -88,6 +88,11 @@ int main(int argc, char **argv) {
         return usage("--skip needs a fraction in [0, 1]", i);
     } else if (a == "--saturate-gates") {
       cfg.saturateGates = true;
+    } else if (a == "--seqlens") {
+      if (!next(v) || !parseSeqLens(v, cfg.seqLens))
+        return usage("--seqlens takes non-negative lengths like 1,64,200,7", i);
+    } else if (a == "--no-initial-state") {
+      cfg.initialState = false;
     } else {
       return usage("unknown argument '" + a + "'", i);
     }
@@ -114,10 +119,8 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "kiln-gpu: error: %s\n", error.c_str());
     return 2;
   }
-  std::string dims;
-  for (auto &[k, d] : cfg.dims)
-    dims += (dims.empty() ? "" : ",") + k + "=" + std::to_string(d);
-  std::printf("%s (%s, %s) dims %s seed %llu: kernel %.3f ms (cold, one launch)\n", m.entry.c_str(),
+  std::string dims = describeShape(cfg);
+  std::printf("%s (%s, %s) %s seed %llu: kernel %.3f ms (cold, one launch)\n", m.entry.c_str(),
               m.schedule.c_str(), m.target.c_str(), dims.c_str(), (unsigned long long)cfg.seed, ms);
   return printChecks(checks) ? 0 : 1;
 }

@@ -1,7 +1,7 @@
 //===- Driver.cpp - source + schedule to a scheduled module ---------------===//
 #include "tools/kiln/Driver.h"
-#include "backends/ptx/ManifestBuilder.h"
 #include "backends/cpu/CpuKernel.h"
+#include "backends/ptx/ManifestBuilder.h"
 #include "dsl/SourceDiagnostics.h"
 #include "dsl/TileDialect.h"
 #include "lowering/Passes.h"
@@ -54,8 +54,10 @@ bool kiln::compileOp(MLIRContext &context, const std::string &tilePath,
       list += (list.empty() ? "" : ", ") + k.getSymName().str();
     errs << out.schedule.diag(out.schedule.op.pos.line ? out.schedule.op.pos : SrcPos{1, 1},
                               out.schedule.op.name.empty()
-                                  ? "the source has several kernels; name one with 'op:' (" + list + ")"
-                                  : "'" + tilePath + "' has no kernel '" + out.schedule.op.name + "' (it has: " + list + ")");
+                                  ? "the source has several kernels; name one with 'op:' (" + list +
+                                        ")"
+                                  : "'" + tilePath + "' has no kernel '" + out.schedule.op.name +
+                                        "' (it has: " + list + ")");
     return false;
   }
   for (tile::KernelOp k : kernels)
@@ -74,7 +76,8 @@ bool kiln::buildForGpu(Compiled &c, bool assemble, GpuBuild &out, llvm::raw_ostr
   const TargetDesc &target = *c.schedule.target;
   if (!target.isGpu) {
     errs << c.schedule.diag(c.schedule.targetPos,
-                            "target '" + target.name + "' is not a GPU target; PTX needs sm_90a or sm_100a");
+                            "target '" + target.name +
+                                "' is not a GPU target; PTX needs sm_90a or sm_100a");
     return false;
   }
   PassManager apply(c.module->getContext());
@@ -92,6 +95,10 @@ bool kiln::buildForGpu(Compiled &c, bool assemble, GpuBuild &out, llvm::raw_ostr
   buildNvvmPipeline(pm);
   if (failed(pm.run(*c.module)))
     return false;
+  c.module->walk([&](LLVM::LLVMFuncOp f) {
+    if (auto bytes = f->getAttrOfType<IntegerAttr>(tile::kDynamicSharedBytesAttr))
+      out.manifest.dynamicSharedBytes = bytes.getInt();
+  });
   auto ptx = emitPtx(*c.module, target, error);
   if (!ptx) {
     errs << "kiln: error: " << error << "\n";
@@ -139,7 +146,8 @@ bool kiln::runOnCpu(const std::string &tilePath, const std::string &schedulePath
   Launcher launch = [&](const std::vector<ArgValue> &args, std::string &err) {
     auto s = std::chrono::steady_clock::now();
     bool ok = kernel->launch(args, err);
-    launchMs += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count();
+    launchMs +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count();
     return ok;
   };
   if (!harness->run(config, launch, checks, error)) {

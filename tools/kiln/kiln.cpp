@@ -167,16 +167,8 @@ int parseArgs(int argc, char **argv, Args &a) {
       if (!value(v) || (a.skip = std::strtod(v.c_str(), &end), *end) || a.skip < 0 || a.skip > 1)
         return usageError("--skip needs a fraction in [0, 1]", i);
     } else if (arg == "--seqlens") {
-      if (!value(v))
-        return usageError("--seqlens needs lengths like 1,64,200,7", i);
-      llvm::SmallVector<llvm::StringRef> parts;
-      llvm::StringRef(v).split(parts, ',');
-      for (llvm::StringRef p : parts) {
-        int64_t n;
-        if (!parseInt(p.str(), n) || n < 0)
-          return usageError("--seqlens takes non-negative integers, got '" + p.str() + "'", i);
-        a.seqLens.push_back(n);
-      }
+      if (!value(v) || !parseSeqLens(v, a.seqLens))
+        return usageError("--seqlens takes non-negative lengths like 1,64,200,7", i);
     } else if (arg == "--no-initial-state") {
       a.initialState = false;
     } else if (arg == "--saturate-gates") {
@@ -249,7 +241,7 @@ int compileCommand(const Args &a) {
                    << " bytes spill loads";
       if (build.manifest.dynamicSharedBytes)
         llvm::errs() << "; " << build.manifest.dynamicSharedBytes
-                     << " bytes dynamic shared memory (pipeline rings)";
+                     << " bytes dynamic shared memory (pipeline rings, staging)";
       llvm::errs() << "\n";
     }
     if (a.output.empty()) {
@@ -425,9 +417,9 @@ int checkCommand(const Args &a) {
             return c.relError;
         return -1.0;
       };
-      std::printf("%-20s %-30s %-8s %-26s %10.2e %10.2e %8s\n", tileName.c_str(),
-                  schedName.c_str(), s.target->name.c_str(), describeShape(cfg).c_str(), err("o"),
-                  err("state"), ok ? "PASS" : "FAIL");
+      std::printf("%-20s %-30s %-8s %-26s %10.2e %10.2e %8s\n", tileName.c_str(), schedName.c_str(),
+                  s.target->name.c_str(), describeShape(cfg).c_str(), err("o"), err("state"),
+                  ok ? "PASS" : "FAIL");
       if (!ran)
         std::fprintf(stderr, "%s", errText.c_str());
     }

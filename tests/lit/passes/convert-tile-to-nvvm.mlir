@@ -2,11 +2,12 @@
 
 // A column sum of a [4, 64] tile over 2 warps: 16-byte loads, a shuffle
 // between the 2 lanes along the column, then a shared-memory exchange
-// between the 2 warps, then one owner thread per column group stores.
-// CHECK: llvm.mlir.global internal @__kiln_scratch_0() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<8 x f32>
+// between the 2 warps (one slot per lane: lanes hold different columns),
+// then one owner thread per column group stores.
+// CHECK: llvm.mlir.global internal @__kiln_scratch_0() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<256 x f32>
 // CHECK-LABEL: llvm.func @cols(
 // CHECK-SAME: %{{.*}}: i64, %{{.*}}: !llvm.ptr<1> {llvm.align = 16 : i64, llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr<1> {llvm.align = 16 : i64, llvm.noalias})
-// CHECK-SAME: attributes {nvvm.kernel, nvvm.maxntid = array<i32: 64, 1, 1>}
+// CHECK-SAME: attributes {kiln.dynamic_shared_bytes = 0 : i64, nvvm.kernel, nvvm.maxntid = array<i32: 64, 1, 1>}
 // CHECK: nvvm.read.ptx.sreg.tid.x
 // CHECK: nvvm.read.ptx.sreg.ctaid.x
 // CHECK: llvm.load %{{.*}} invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
@@ -73,5 +74,54 @@ tile.kernel @ring(%N: index, %x: !tile.view<[N, 8, 64], f32> {tile.access = "in"
   %t = tile.load %x[%n, %c0, %c0] window [1, 8, 64] keep [1, 2] {tile.id = "t"} : !tile.view<[N, 8, 64], f32> -> !tile.tile<8x64xf32>
   %s = tile.reduce sum %t axis 0 {tile.id = "s"} : !tile.tile<8x64xf32> -> !tile.tile<64xf32>
   tile.store %s, %y[%n, %c0] window [1, 64] keep [1] {tile.id = "st"} : !tile.tile<64xf32>, !tile.view<[N, 64], f32>
+  tile.return
+}
+
+// -----
+
+// A SIMT dot: both operands staged row-major in the role's staging area of
+// dynamic shared memory, a barrier, then each thread accumulates its own
+// result elements over the inner dim with FMAs; a barrier frees the area.
+// A transpose goes through the same area.
+// CHECK-LABEL: llvm.func @simt_dot(
+// CHECK-SAME: kiln.dynamic_shared_bytes = 2048 : i64
+// CHECK: llvm.mlir.addressof @__kiln_dynamic_smem
+// CHECK: llvm.store %{{.*}}, %{{.*}} : f32, !llvm.ptr<3>
+// CHECK: nvvm.barrier0
+// CHECK: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// CHECK: nvvm.barrier0
+// CHECK: scf.for
+// CHECK: llvm.intr.fma
+// CHECK: nvvm.barrier0
+tile.kernel @simt_dot(%N: index, %x: !tile.view<[N, 16, 16], f32> {tile.access = "inout"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 1, mma = "simt",
+      roles = [], pipelines = []>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%n, %c0, %c0] window [1, 16, 16] keep [1, 2] : !tile.view<[N, 16, 16], f32> -> !tile.tile<16x16xf32>
+  %tt = tile.transpose %t [1, 0] : !tile.tile<16x16xf32> -> !tile.tile<16x16xf32>
+  %p = tile.dot %t, %tt : !tile.tile<16x16xf32>, !tile.tile<16x16xf32> -> !tile.tile<16x16xf32>
+  tile.store %p, %x[%n, %c0, %c0] window [1, 16, 16] keep [1, 2] : !tile.tile<16x16xf32>, !tile.view<[N, 16, 16], f32>
+  tile.return
+}
+
+// -----
+
+// Masked loads along a row bound keep their 16-byte vectors: the bound
+// guards whole vectors, and what is out of range reads as zeros.
+// CHECK-LABEL: llvm.func @row_limit(
+// CHECK: arith.cmpi slt
+// CHECK: scf.if %{{.*}} -> (vector<4xf32>)
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK: llvm.mlir.constant(dense<0.000000e+00> : vector<4xf32>)
+tile.kernel @row_limit(%N: index, %x: !tile.view<[N, 64], f32> {tile.access = "inout"}, %lim32: i32) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 1, mma = "none",
+      roles = [], pipelines = []>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %lim = arith.index_cast %lim32 : i32 to index
+  %t = tile.load %x[%c0, %c0] limits [%lim, %c64] window [8, 64] keep [0, 1] masked : !tile.view<[N, 64], f32> -> !tile.tile<8x64xf32>
+  tile.store %t, %x[%c0, %c0] limits [%lim, %c64] window [8, 64] keep [0, 1] masked : !tile.tile<8x64xf32>, !tile.view<[N, 64], f32>
   tile.return
 }

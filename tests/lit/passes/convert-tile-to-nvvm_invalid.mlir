@@ -58,12 +58,12 @@ tile.kernel @unread(%N: index, %x: !tile.view<[N, 64], f32> {tile.access = "in"}
 // -----
 
 tile.kernel @dot(%N: index, %x: !tile.view<[N, 16, 16], f32> {tile.access = "inout"}) attributes {dim_names = ["N"],
-    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 1, mma = "none",
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 1, mma = "wgmma",
       roles = [], pipelines = []>} {
   %n = tile.program_ids ["n"] (%N) : index
   %c0 = arith.constant 0 : index
   %t = tile.load %x[%n, %c0, %c0] window [1, 16, 16] keep [1, 2] : !tile.view<[N, 16, 16], f32> -> !tile.tile<16x16xf32>
-  // expected-error @+1 {{has no GPU lowering yet}}
-  %tt = tile.transpose %t [1, 0] : !tile.tile<16x16xf32> -> !tile.tile<16x16xf32>
+  // expected-error @+1 {{needs the schedule's matrix instruction 'wgmma', which is not lowered yet; 'mma: simt' lowers dot on CUDA cores}}
+  %p = tile.dot %t, %t : !tile.tile<16x16xf32>, !tile.tile<16x16xf32> -> !tile.tile<16x16xf32>
   tile.return
 }

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Run on the GPU machine from the repo root: builds kiln-gpu, checks every
+# compiled prefill kernel against the golden recurrence on the CPU test cases
+# (lengths around the chunk size, varlen, with and without initial state,
+# GVA and plain heads, K=64/V=32), runs compute-sanitizer on one, then times
+# ours beside FLA's chunk_gated_delta_rule (bench/prefill_bench.py).
+set -uo pipefail
+OUT=${OUT:-/tmp/kiln-out}
+mkdir -p "$OUT"
+nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,driver_version --format=csv,noheader
+cmake -S . -B /tmp/kiln-rt -G Ninja -DKILN_RUNTIME_ONLY=ON -DCMAKE_BUILD_TYPE=Release >/dev/null &&
+  ninja -C /tmp/kiln-rt >/dev/null || { echo "kiln-gpu build failed"; exit 1; }
+RUN=/tmp/kiln-rt/bin/kiln-gpu
+fails=0
+check() { "$RUN" run "$@" >>"$OUT/prefill_golden.log" 2>&1 || { fails=$((fails+1)); echo "FAIL: $*"; tail -4 "$OUT/prefill_golden.log"; }; }
+for m in .kiln-out/prefill/*.json; do
+  for t in 1 63 64 65 1000; do check "$m" --dims H=2,HV=2 --seqlens $t --seed $t; done
+  check "$m" --dims H=4,HV=8 --seqlens 1,64,200,7
+  check "$m" --dims H=4,HV=8 --seqlens 1,64,200,7 --no-initial-state
+  check "$m" --dims H=16,HV=32 --seqlens 300,5,0,77 --saturate-gates
+done
+for m in .kiln-out/prefill_small/*.json; do
+  check "$m" --dims H=4,HV=8 --seqlens 5,0,130,64
+done
+echo "prefill golden checks: $(grep -c '^PASS' "$OUT/prefill_golden.log") passed, $fails failed"
+m=.kiln-out/prefill/prefill_sm_90a_simt.json
+for tool in memcheck racecheck synccheck; do
+  compute-sanitizer --tool $tool --error-exitcode 9 "$RUN" run "$m" --dims H=4,HV=8 --seqlens 1,64,70,7 >"$OUT/prefill-$tool.log" 2>&1
+  echo "$tool prefill_sm_90a_simt rc $? ($(grep -E -c 'ERROR SUMMARY: 0|0 hazards|RACECHECK SUMMARY: 0' "$OUT/prefill-$tool.log") clean summaries)"
+done
+python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl 2>/dev/null; export PYTHONPATH=/tmp/site:bench
+PYTHONUNBUFFERED=1 FLA_PATH=.peer python3 bench/prefill_bench.py .kiln-out/prefill/*.json --json "$OUT/prefill.json" 2>&1 | tee "$OUT/prefill_bench.log"

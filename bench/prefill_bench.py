@@ -1,0 +1,126 @@
+"""GDN chunked prefill: Kiln's kernels beside FLA's chunk_gated_delta_rule.
+
+One process, one GPU: measures the bf16 matrix rate (torch.matmul, 8192^3),
+then for each shape times FLA and every Kiln kernel given with CUDA-graph
+replay (median). Both get the same raw inputs: q, k (L2-normalised in the
+kernel), v, raw gates a, b with A_log and dt_bias (FLA: use_gate_in_kernel,
+use_beta_sigmoid_in_kernel), a random initial state, k-last state
+(state_v_first), packed varlen with cu_seqlens. Reports ours against FLA
+(ratio) and the achieved TFLOP/s of the chunked algorithm's matrix products.
+FLA is imported from $FLA_PATH (fetched and carried, never committed).
+
+usage: python3 bench/prefill_bench.py MANIFEST.json... [--json OUT.json]
+"""
+import argparse
+import json
+import math
+import os
+import sys
+
+import torch
+import triton
+
+from kiln_loader import KilnKernel
+
+sys.path.insert(0, os.environ.get("FLA_PATH", ".peer"))
+from fla.ops.gated_delta_rule import chunk_gated_delta_rule  # noqa: E402
+
+K = V = 128
+C = 64
+
+
+def matmul_rate():
+    n = 8192
+    a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    ms = triton.testing.do_bench(lambda: a @ b, warmup=20, rep=200, return_mode="median")
+    return 2 * n ** 3 / (ms * 1e-3)
+
+
+def chunk_flops(T, HV):
+    """Matrix-product flops of the 64-token chunked algorithm per value head:
+    K K^T, Q K^T (C x C x K), W and U (C x C x (K + V)), W S^T, Q S^T
+    (C x K x V each), P Vnew (C x C x V), the state update (C x V x K)."""
+    per_chunk = 2 * (2 * C * C * K + C * C * (K + V) + 3 * C * K * V + C * C * V)
+    return per_chunk * (T / C) * HV
+
+
+def make_inputs(lens, H, HV, seed):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    T = sum(lens)
+    bf = dict(device="cuda", dtype=torch.bfloat16)
+    q = torch.randn(1, T, H, K, generator=g, **bf)
+    k = torch.randn(1, T, H, K, generator=g, **bf)
+    v = torch.randn(1, T, HV, V, generator=g, **bf)
+    a = torch.randn(1, T, HV, generator=g, **bf)
+    b = torch.randn(1, T, HV, generator=g, **bf)
+    A_log = torch.rand(HV, generator=g, device="cuda") * 2 - 1
+    dt_bias = torch.randn(HV, generator=g, device="cuda") * 0.5
+    h0 = torch.randn(len(lens), HV, V, K, generator=g, device="cuda")
+    cu = torch.tensor([0] + lens, device="cuda", dtype=torch.int64).cumsum(0)
+    return q, k, v, a, b, A_log, dt_bias, h0, cu
+
+
+def varlen_57(total=8192, seed=5):
+    """57 sequence lengths summing to `total` (the contest's largest batch)."""
+    gen = torch.Generator().manual_seed(seed)
+    w = torch.rand(57, generator=gen) + 0.05
+    lens = (w / w.sum() * total).floor().long().clamp(min=1)
+    lens[0] += total - lens.sum()
+    return lens.tolist()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("manifests", nargs="+")
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args()
+    kernels = [KilnKernel(m) for m in args.manifests]
+    dev = torch.cuda.get_device_name()
+    rate = matmul_rate()
+    print(f"# {dev}: bf16 matmul {rate / 1e12:.0f} TFLOP/s (8192^3, torch)")
+    shapes = [("1x8192", [8192], 16, 32), ("1x8192", [8192], 4, 8),
+              ("4x8192", [8192] * 4, 16, 32), ("varlen57", varlen_57(), 16, 32),
+              ("1x32768", [32768], 16, 32)]
+    rows = []
+    scale = 1 / math.sqrt(K)
+    for name, lens, H, HV in shapes:
+        q, k, v, a, b, A_log, dt_bias, h0, cu = make_inputs(lens, H, HV, seed=len(lens) + HV)
+        T = sum(lens)
+        flops = chunk_flops(T, HV)
+
+        def fla():
+            return chunk_gated_delta_rule(
+                q, k, v, g=a, beta=b, scale=scale, initial_state=h0, output_final_state=True,
+                use_qk_l2norm_in_kernel=True, use_beta_sigmoid_in_kernel=True, state_v_first=True,
+                cu_seqlens=cu, use_gate_in_kernel=True, A_log=A_log, dt_bias=dt_bias)
+
+        row = {"shape": name, "H": H, "HV": HV, "T": T, "N": len(lens), "flops": flops}
+        o_ref, s_ref = fla()
+        torch.cuda.synchronize()
+        row["fla_graph_ms"] = triton.testing.do_bench_cudagraph(fla, rep=200, return_mode="median")
+        line = (f"{name:9s} H/HV {H:2d}/{HV:2d} | FLA {row['fla_graph_ms']:7.3f} ms "
+                f"{flops / row['fla_graph_ms'] / 1e9:6.1f} TFLOP/s")
+        for kern in kernels:
+            tag = kern.m["schedule"].replace(".yaml", "")
+            o = torch.full((T, HV, V), float("nan"), device="cuda", dtype=torch.bfloat16)
+            hT = torch.full_like(h0, float("nan"))
+            call = lambda: kern(q[0], k[0], v[0], a[0], b[0], A_log, dt_bias, cu, h0, hT, o,  # noqa: E731
+                                scale, 1)
+            call()
+            torch.cuda.synchronize()
+            assert not torch.isnan(o).any() and not torch.isnan(hT).any(), f"{tag}: NaN at {name}"
+            row[f"{tag}_vs_fla_o"] = ((o.float() - o_ref[0].float()).norm() / o_ref.float().norm()).item()
+            row[f"{tag}_vs_fla_state"] = ((hT - s_ref).norm() / s_ref.norm()).item()
+            row[f"{tag}_graph_ms"] = t = triton.testing.do_bench_cudagraph(call, rep=20, return_mode="median")
+            line += (f" | {tag} {t:8.3f} ms {flops / t / 1e9:6.1f} TFLOP/s x{row['fla_graph_ms'] / t:5.3f}"
+                     f" (vs FLA o {row[f'{tag}_vs_fla_o']:.1e})")
+        rows.append(row)
+        print(line, flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": dev, "matmul_flops_per_s": rate, "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
