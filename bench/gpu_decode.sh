@@ -8,13 +8,8 @@ set -uo pipefail
 OUT=${OUT:-/tmp/kiln-out}
 KERNELS=${KERNELS:-.kiln-out/decode}
 SMALL=${SMALL:-.kiln-out/small}
-mkdir -p "$OUT"
-nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,driver_version --format=csv,noheader
-cmake -S . -B /tmp/kiln-rt -G Ninja -DKILN_RUNTIME_ONLY=ON -DCMAKE_BUILD_TYPE=Release >/dev/null &&
-  ninja -C /tmp/kiln-rt >/dev/null || { echo "kiln-gpu build failed"; exit 1; }
-RUN=/tmp/kiln-rt/bin/kiln-gpu
-fails=0
-check() { "$RUN" run "$@" >>"$OUT/golden.log" 2>&1 || { fails=$((fails+1)); echo "FAIL: $*"; tail -5 "$OUT/golden.log"; }; }
+GOLDEN_LOG=$OUT/golden.log
+source bench/gpu_setup.sh
 for m in "$KERNELS"/*.json; do
   for d in B=1,H=4,HV=8 B=3,H=16,HV=32 B=7,H=2,HV=2 B=7,H=4,HV=8; do check "$m" --dims $d --skip 0.3 --seed 7; done
   check "$m" --dims B=7,H=4,HV=8 --saturate-gates

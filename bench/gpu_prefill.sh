@@ -6,13 +6,8 @@
 # ours beside FLA's chunk_gated_delta_rule (bench/prefill_bench.py).
 set -uo pipefail
 OUT=${OUT:-/tmp/kiln-out}
-mkdir -p "$OUT"
-nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,driver_version --format=csv,noheader
-cmake -S . -B /tmp/kiln-rt -G Ninja -DKILN_RUNTIME_ONLY=ON -DCMAKE_BUILD_TYPE=Release >/dev/null &&
-  ninja -C /tmp/kiln-rt >/dev/null || { echo "kiln-gpu build failed"; exit 1; }
-RUN=/tmp/kiln-rt/bin/kiln-gpu
-fails=0
-check() { "$RUN" run "$@" >>"$OUT/prefill_golden.log" 2>&1 || { fails=$((fails+1)); echo "FAIL: $*"; tail -4 "$OUT/prefill_golden.log"; }; }
+GOLDEN_LOG=$OUT/prefill_golden.log
+source bench/gpu_setup.sh
 for m in .kiln-out/prefill/*.json; do
   for t in 1 63 64 65 1000; do check "$m" --dims H=2,HV=2 --seqlens $t --seed $t; done
   check "$m" --dims H=4,HV=8 --seqlens 1,64,200,7

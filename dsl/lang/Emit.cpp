@@ -88,6 +88,21 @@ std::string typeName(Type t) {
   return s;
 }
 
+/// A comparison of two compile-time numbers.
+template <typename T> bool compareConstants(const std::string &op, T x, T y) {
+  if (op == "<")
+    return x < y;
+  if (op == "<=")
+    return x <= y;
+  if (op == ">")
+    return x > y;
+  if (op == ">=")
+    return x >= y;
+  if (op == "==")
+    return x == y;
+  return x != y;
+}
+
 class Emitter {
 public:
   Emitter(MLIRContext &ctx, const std::string &path, const std::string &text,
@@ -504,18 +519,8 @@ SVal Emitter::binary(const std::string &op, SVal a, SVal c, SrcPos pos) {
         return SVal::ofInt(x / y);
       if (op == "%")
         return SVal::ofInt(x % y);
-      if (op == "<")
-        return SVal::ofBool(x < y);
-      if (op == "<=")
-        return SVal::ofBool(x <= y);
-      if (op == ">")
-        return SVal::ofBool(x > y);
-      if (op == ">=")
-        return SVal::ofBool(x >= y);
-      if (op == "==")
-        return SVal::ofBool(x == y);
-      if (op == "!=")
-        return SVal::ofBool(x != y);
+      if (cmp)
+        return SVal::ofBool(compareConstants(op, x, y));
     }
     double x = a.kind == SVal::Int ? a.i : a.f, y = c.kind == SVal::Int ? c.i : c.f;
     if (op == "+")
@@ -528,18 +533,8 @@ SVal Emitter::binary(const std::string &op, SVal a, SVal c, SrcPos pos) {
       return SVal::ofFloat(x / y);
     if (op == "%")
       return SVal::ofFloat(std::fmod(x, y));
-    if (op == "<")
-      return SVal::ofBool(x < y);
-    if (op == "<=")
-      return SVal::ofBool(x <= y);
-    if (op == ">")
-      return SVal::ofBool(x > y);
-    if (op == ">=")
-      return SVal::ofBool(x >= y);
-    if (op == "==")
-      return SVal::ofBool(x == y);
-    if (op == "!=")
-      return SVal::ofBool(x != y);
+    if (cmp)
+      return SVal::ofBool(compareConstants(op, x, y));
   }
 
   // Runtime integers: index arithmetic.
