@@ -66,3 +66,47 @@ TEST_CASE("kernel arguments are checked against the signature", "[runtime]") {
       dims, error));
   CHECK(error == "argument 'x' must be f32, got bf16");
 }
+
+TEST_CASE("a dim N + 1 is tied to N at launch", "[runtime]") {
+  // cu_seqlens: i64[N + 1] beside state: f32[N, 2].
+  KernelSignature sig;
+  sig.name = "k";
+  sig.runtimeDims = {"N+1", "N"};
+  ParamInfo cu;
+  cu.name = "cu_seqlens";
+  cu.isView = true;
+  cu.access = "in";
+  cu.dtype = DType::I64;
+  cu.sizes = {-1};
+  cu.dimNames = {"N+1"};
+  ParamInfo state;
+  state.name = "state";
+  state.isView = true;
+  state.access = "out";
+  state.dtype = DType::F32;
+  state.sizes = {-1, 2};
+  state.dimNames = {"N", ""};
+  int64_t offsets[8];
+  float buf[16];
+  std::map<std::string, int64_t> dims;
+  std::string error;
+  sig.params = {cu, state};
+  CHECK(bindArguments(
+      sig, {ArgValue::tensor(offsets, {5}, DType::I64), ArgValue::tensor(buf, {4, 2}, DType::F32)},
+      dims, error));
+  CHECK(dims["N"] == 4);
+  dims.clear();
+  CHECK_FALSE(bindArguments(
+      sig, {ArgValue::tensor(offsets, {4}, DType::I64), ArgValue::tensor(buf, {4, 2}, DType::F32)},
+      dims, error));
+  CHECK(error == "argument 'cu_seqlens' gives N+1 = 4 but 'state' gave N = 4");
+  // Alone, N + 1 fixes N; it must leave N positive.
+  sig.params = {cu};
+  sig.runtimeDims = {"N+1", "N"};
+  dims.clear();
+  CHECK(bindArguments(sig, {ArgValue::tensor(offsets, {3}, DType::I64)}, dims, error));
+  CHECK(dims["N"] == 2);
+  dims.clear();
+  CHECK_FALSE(bindArguments(sig, {ArgValue::tensor(offsets, {1}, DType::I64)}, dims, error));
+  CHECK(error == "argument 'cu_seqlens' gives N+1 = 1, so N = 0 (must be positive)");
+}
