@@ -136,8 +136,12 @@ private:
   LogicalResult lowerReduce(ReduceOp op);
 
   // Moving tiles through the role's staging area in shared memory.
+  /// This thread's first element along every tile dim (threadBase of each).
+  SmallVector<Value> threadBases(const TileLayout &l);
   /// This thread's coordinate of register r along every tile dim.
   SmallVector<Value> regCoords(const TileLayout &l, ArrayRef<Value> bases, int64_t r);
+  /// Element `linear` of an `elem` array at the shared-memory address `base`.
+  Value sharedElem(Value base, Type elem, Value linear);
   /// Writes `tile` row-major at `base` (each element by one thread).
   void stageOut(Value tile, Value base);
   /// Reads this thread's registers of layout `l` from `base`; `linear` maps
@@ -206,6 +210,18 @@ Value GpuKernelLowering::ownerPredicate(const TileLayout &l) {
   return pred;
 }
 
+SmallVector<Value> GpuKernelLowering::threadBases(const TileLayout &l) {
+  SmallVector<Value> bases;
+  for (unsigned d = 0; d < l.shape.size(); ++d)
+    bases.push_back(threadBase(l, d));
+  return bases;
+}
+
+Value GpuKernelLowering::sharedElem(Value base, Type elem, Value linear) {
+  Value off = arith::IndexCastOp::create(b, loc(), b.getI64Type(), linear);
+  return LLVM::GEPOp::create(b, loc(), base.getType(), elem, base, ValueRange{off});
+}
+
 SmallVector<Value> GpuKernelLowering::regCoords(const TileLayout &l, ArrayRef<Value> bases,
                                                 int64_t r) {
   SmallVector<int64_t, 2> ri = l.regIndex(r);
@@ -240,34 +256,25 @@ void GpuKernelLowering::stageOut(Value tile, Value base) {
     auto only = scf::IfOp::create(b, loc(), TypeRange{}, owner, false);
     b.setInsertionPoint(only.thenBlock()->getTerminator());
   }
-  SmallVector<Value> bases;
-  for (unsigned d = 0; d < l.shape.size(); ++d)
-    bases.push_back(threadBase(l, d));
+  SmallVector<Value> bases = threadBases(l);
   const Regs &x = regs[tile];
   for (int64_t r = 0; r < l.numRegs(); ++r) {
     Value v = x[r];
     if (stored != elem)
       v = arith::ExtUIOp::create(b, loc(), stored, v);
-    Value off = arith::IndexCastOp::create(b, loc(), b.getI64Type(),
-                                           rowMajor(regCoords(l, bases, r), type.getShape()));
     LLVM::StoreOp::create(
-        b, loc(), v, LLVM::GEPOp::create(b, loc(), base.getType(), stored, base, ValueRange{off}));
+        b, loc(), v, sharedElem(base, stored, rowMajor(regCoords(l, bases, r), type.getShape())));
   }
 }
 
 Regs GpuKernelLowering::stageIn(const TileLayout &l, Type elem, Value base,
                                 function_ref<Value(ArrayRef<Value>)> linear) {
   Type stored = stagedType(b, elem);
-  SmallVector<Value> bases;
-  for (unsigned d = 0; d < l.shape.size(); ++d)
-    bases.push_back(threadBase(l, d));
+  SmallVector<Value> bases = threadBases(l);
   Regs out(l.numRegs());
   for (int64_t r = 0; r < l.numRegs(); ++r) {
-    Value off =
-        arith::IndexCastOp::create(b, loc(), b.getI64Type(), linear(regCoords(l, bases, r)));
-    Value v = LLVM::LoadOp::create(
-        b, loc(), stored,
-        LLVM::GEPOp::create(b, loc(), base.getType(), stored, base, ValueRange{off}));
+    Value v = LLVM::LoadOp::create(b, loc(), stored,
+                                   sharedElem(base, stored, linear(regCoords(l, bases, r))));
     out[r] = stored == elem ? v : arith::TruncIOp::create(b, loc(), elem, v).getResult();
   }
   return out;
@@ -284,9 +291,7 @@ LogicalResult GpuKernelLowering::lowerCumsum(CumsumOp op) {
   syncRole();
   TileLayout l = layoutOf(op.getResult());
   Type elem = type.getElementType();
-  SmallVector<Value> bases;
-  for (unsigned d = 0; d < l.shape.size(); ++d)
-    bases.push_back(threadBase(l, d));
+  SmallVector<Value> bases = threadBases(l);
   Regs out(l.numRegs());
   for (int64_t r = 0; r < l.numRegs(); ++r) {
     SmallVector<Value> c = regCoords(l, bases, r);
@@ -298,10 +303,7 @@ LogicalResult GpuKernelLowering::lowerCumsum(CumsumOp op) {
       b.setInsertionPointToStart(loop.getBody());
       SmallVector<Value> src(c);
       src[axis] = loop.getInductionVar();
-      Value off = arith::IndexCastOp::create(b, loc(), b.getI64Type(), rowMajor(src, shape));
-      Value v = LLVM::LoadOp::create(
-          b, loc(), elem,
-          LLVM::GEPOp::create(b, loc(), base.getType(), elem, base, ValueRange{off}));
+      Value v = LLVM::LoadOp::create(b, loc(), elem, sharedElem(base, elem, rowMajor(src, shape)));
       Value acc = loop.getRegionIterArgs()[0];
       Value sum = isa<FloatType>(elem) ? arith::AddFOp::create(b, loc(), acc, v).getResult()
                                        : arith::AddIOp::create(b, loc(), acc, v).getResult();
@@ -341,11 +343,8 @@ LogicalResult GpuKernelLowering::lowerDot(DotOp op) {
     b.setInsertionPointToStart(loop.getBody());
     Value k = loop.getInductionVar();
     auto operand = [&](Value base, Type elem, Value linear) -> Value {
-      Value off = arith::IndexCastOp::create(b, loc(), b.getI64Type(), linear);
-      Value v = LLVM::LoadOp::create(
-          b, loc(), elem,
-          LLVM::GEPOp::create(b, loc(), base.getType(), elem, base, ValueRange{off}));
-      return scalarCast(b, loc(), v, f32);
+      return scalarCast(b, loc(),
+                        LLVM::LoadOp::create(b, loc(), elem, sharedElem(base, elem, linear)), f32);
     };
     // One load per distinct row of A and column of B this thread touches.
     DenseMap<int64_t, Value> aRows, bCols;
@@ -475,24 +474,29 @@ LogicalResult GpuKernelLowering::lowerAccess(const ViewInfo &vi, ArrayRef<Value>
     }
     base = add(base, mul(idx, vi.strides[d]));
   }
-  // A masked dim whose bound can cut a vector: a runtime dim, or a limit
-  // that is not the dim's own static size.
-  auto cutsAlong = [&](unsigned vd) {
-    if (!masked)
-      return false;
-    if (vi.type.isDynamicDim(vd))
-      return true;
+  // A limit tighter than the view's own dim: it may end anywhere, even
+  // inside a vector.
+  auto limitBinds = [&](unsigned vd) {
     if (limits.empty())
       return false;
     auto c = limits[vd].getDefiningOp<arith::ConstantIndexOp>();
-    return !c || c.value() < vi.type.getShape()[vd];
+    return !c || vi.type.isDynamicDim(vd) || c.value() < vi.type.getShape()[vd];
+  };
+  // A static dim the window provably stays inside needs no check.
+  auto inside = [&](unsigned td) {
+    unsigned vd = keep[td];
+    auto c = starts[vd].getDefiningOp<arith::ConstantIndexOp>();
+    return !vi.type.isDynamicDim(vd) && c && c.value() + l.shape[td] <= vi.type.getShape()[vd];
   };
   // Vector width along the last tile dim when it is the view's contiguous
-  // dim, no mask cuts it and every vector start is provably aligned; masks
-  // along other dims guard the whole vector.
+  // dim, no limit cuts it and every vector start is provably aligned. The
+  // dim's own end then never falls inside a vector (static, a multiple of
+  // the width), so a mask decided at a vector's first element holds for all
+  // of it.
   int64_t vec = 1;
   unsigned last = rank - 1;
-  if (!l.isUnit(last) && keep[last] == (int64_t)vi.type.getRank() - 1 && !cutsAlong(keep[last])) {
+  if (!l.isUnit(last) && keep[last] == (int64_t)vi.type.getRank() - 1 &&
+      !(masked && limitBinds(keep[last]))) {
     int64_t innermost = vi.type.getShape().back();
     vec = std::min<int64_t>(l.size[l.dims[last]], 16 / elemBytes);
     while (vec > 1 && (ShapedType::isDynamic(innermost) || innermost % vec != 0 ||
@@ -519,12 +523,12 @@ LogicalResult GpuKernelLowering::lowerAccess(const ViewInfo &vi, ArrayRef<Value>
       unsigned vd = keep[td];
       if (c != 0)
         offset = add(offset, mul(cIndex(c), vi.strides[vd]));
-      if (masked && (vi.type.isDynamicDim(vd) || !limits.empty())) {
+      if (masked) {
         Value coord = add(coordBase[td], cIndex(c));
-        if (vi.type.isDynamicDim(vd))
+        if (!inside(td))
           inBounds = andOf(inBounds, arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult,
                                                            coord, vi.dims[vd]));
-        if (!limits.empty() && cutsAlong(vd))
+        if (limitBinds(vd))
           inBounds = andOf(inBounds, arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt,
                                                            coord, limits[vd]));
       }

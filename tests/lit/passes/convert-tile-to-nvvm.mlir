@@ -125,3 +125,23 @@ tile.kernel @row_limit(%N: index, %x: !tile.view<[N, 64], f32> {tile.access = "i
   tile.store %t, %x[%c0, %c0] limits [%lim, %c64] window [8, 64] keep [0, 1] masked : !tile.tile<8x64xf32>, !tile.view<[N, 64], f32>
   tile.return
 }
+
+// -----
+
+// A masked window with a runtime start over a static dim can run past its
+// end: each 16-byte vector is checked against the dim (it cannot straddle
+// it: the dim and the start are multiples of the width).
+// CHECK-LABEL: llvm.func @static_masked(
+// CHECK: arith.cmpi ult, %{{.*}}, %c64
+// CHECK: scf.if %{{.*}} -> (vector<4xf32>)
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+tile.kernel @static_masked(%N: index, %x: !tile.view<[64], f32> {tile.access = "inout"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 1, mma = "none",
+      roles = [], pipelines = []>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c4 = arith.constant 4 : index
+  %start = arith.muli %n, %c4 : index
+  %t = tile.load %x[%start] window [32] keep [0] masked : !tile.view<[64], f32> -> !tile.tile<32xf32>
+  tile.store %t, %x[%start] window [32] keep [0] masked : !tile.tile<32xf32>, !tile.view<[64], f32>
+  tile.return
+}
