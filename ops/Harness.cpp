@@ -35,22 +35,69 @@ void OpHarness::completeConfig(RunConfig &cfg,
     cfg.dims.emplace(k, v);
 }
 
-bool kiln::parseSeqLens(const std::string &text, std::vector<int64_t> &lens) {
-  lens.clear();
+/// Splits "a,b,c" (an empty text is one empty part).
+static std::vector<std::string> splitCommas(const std::string &text) {
+  std::vector<std::string> parts;
   size_t pos = 0;
   while (true) {
     size_t comma = text.find(',', pos);
-    std::string part =
-        text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    char *end = nullptr;
-    long long n = std::strtoll(part.c_str(), &end, 10);
-    if (part.empty() || *end || n < 0)
-      return false;
-    lens.push_back(n);
+    parts.push_back(text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
     if (comma == std::string::npos)
-      return true;
+      return parts;
     pos = comma + 1;
   }
+}
+
+static bool parseInteger(const std::string &text, int64_t &value) {
+  char *end = nullptr;
+  value = std::strtoll(text.c_str(), &end, 10);
+  return !text.empty() && !*end;
+}
+
+bool kiln::parseRunOption(int argc, char **argv, int &i, RunConfig &cfg, std::string &error) {
+  std::string arg = argv[i], v;
+  auto value = [&]() {
+    if (i + 1 >= argc)
+      return false;
+    v = argv[++i];
+    return true;
+  };
+  int64_t n;
+  if (arg == "--dims") {
+    if (!value())
+      return error = "--dims needs NAME=N,...", true;
+    for (const std::string &part : splitCommas(v)) {
+      size_t eq = part.find('=');
+      if (eq == std::string::npos || eq == 0 || !parseInteger(part.substr(eq + 1), n) || n <= 0)
+        return error = "--dims takes NAME=POSITIVE_INTEGER pairs, got '" + part + "'", true;
+      cfg.dims[part.substr(0, eq)] = n;
+    }
+  } else if (arg == "--seed") {
+    if (!value() || !parseInteger(v, n))
+      return error = "--seed needs an integer", true;
+    cfg.seed = n;
+  } else if (arg == "--skip") {
+    char *end = nullptr;
+    if (!value() || (cfg.skipFraction = std::strtod(v.c_str(), &end), *end) ||
+        cfg.skipFraction < 0 || cfg.skipFraction > 1)
+      return error = "--skip needs a fraction in [0, 1]", true;
+  } else if (arg == "--seqlens") {
+    cfg.seqLens.clear();
+    if (!value())
+      return error = "--seqlens takes non-negative lengths like 1,64,200,7", true;
+    for (const std::string &part : splitCommas(v)) {
+      if (!parseInteger(part, n) || n < 0)
+        return error = "--seqlens takes non-negative lengths like 1,64,200,7", true;
+      cfg.seqLens.push_back(n);
+    }
+  } else if (arg == "--no-initial-state") {
+    cfg.initialState = false;
+  } else if (arg == "--saturate-gates") {
+    cfg.saturateGates = true;
+  } else {
+    return false;
+  }
+  return true;
 }
 
 std::string kiln::describeShape(const RunConfig &cfg) {

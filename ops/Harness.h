@@ -54,8 +54,11 @@ struct OpHarness {
 };
 
 const OpHarness *findHarness(const std::string &kernel);
-/// Parses "1,64,200,7" into sequence lengths (>= 0); false on anything else.
-bool parseSeqLens(const std::string &text, std::vector<int64_t> &lens);
+/// Reads one of the run options `kiln run` and `kiln-gpu run` share
+/// (--dims, --seed, --skip, --saturate-gates, --seqlens, --no-initial-state)
+/// at argv[i] into `cfg`, moving i onto its value. Returns false when
+/// argv[i] is none of them; a bad value returns true with `error` set.
+bool parseRunOption(int argc, char **argv, int &i, RunConfig &cfg, std::string &error);
 /// A short description of a run's shape: "B=7 H=16 HV=32", "H=4 HV=8 T=1,64,7".
 std::string describeShape(const RunConfig &cfg);
 void registerHarness(OpHarness harness);

@@ -629,11 +629,9 @@ SVal Emitter::index(const Expr &e) {
       SrcPos pos = item ? item->pos : e.pos;
       if (item && item->kind == IndexItem::Bounds)
         return error(pos, "'lo..hi' makes a sub-view; it cannot be mixed with points and ranges");
-      if (bounded && (!item || item->kind == IndexItem::Full)) {
-        if (base.offsets[d] || view.isDynamicDim(d))
-          return error(pos, "dim " + std::to_string(d) + " of the sub-view of '" + base.name +
-                                "' is bounded at run time; take a fixed-size range 'i +: n'");
-      }
+      if (bounded && base.offsets[d] && (!item || item->kind == IndexItem::Full))
+        return error(pos, "dim " + std::to_string(d) + " of the sub-view of '" + base.name +
+                              "' is bounded at run time; take a fixed-size range 'i +: n'");
       if (!item || item->kind == IndexItem::Full) {
         if (view.isDynamicDim(d))
           return error(pos, "dim " + std::to_string(d) + " of '" + base.name + "' (" +

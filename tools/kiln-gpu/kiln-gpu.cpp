@@ -36,12 +36,6 @@ static int usage(const std::string &msg, int arg) {
   return 2;
 }
 
-static bool parseInt(const std::string &s, int64_t &v) {
-  char *end = nullptr;
-  v = std::strtoll(s.c_str(), &end, 10);
-  return !s.empty() && !*end;
-}
-
 int main(int argc, char **argv) {
   if (argc >= 2 && (!std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help"))) {
     std::printf("%s", kUsage);
@@ -52,50 +46,11 @@ int main(int argc, char **argv) {
   std::string manifestPath = argv[2];
   RunConfig cfg;
   for (int i = 3; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&](std::string &out) {
-      if (i + 1 >= argc)
-        return false;
-      out = argv[++i];
-      return true;
-    };
-    std::string v;
-    int64_t n;
-    if (a == "--dims") {
-      if (!next(v))
-        return usage("--dims needs NAME=N,...", i);
-      size_t pos = 0;
-      while (pos <= v.size()) {
-        size_t comma = v.find(',', pos);
-        std::string part =
-            v.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-        size_t eq = part.find('=');
-        if (eq == std::string::npos || eq == 0 || !parseInt(part.substr(eq + 1), n) || n <= 0)
-          return usage("--dims takes NAME=POSITIVE_INTEGER pairs, got '" + part + "'", i);
-        cfg.dims[part.substr(0, eq)] = n;
-        if (comma == std::string::npos)
-          break;
-        pos = comma + 1;
-      }
-    } else if (a == "--seed") {
-      if (!next(v) || !parseInt(v, n))
-        return usage("--seed needs an integer", i);
-      cfg.seed = n;
-    } else if (a == "--skip") {
-      char *end = nullptr;
-      if (!next(v) || (cfg.skipFraction = std::strtod(v.c_str(), &end), *end) ||
-          cfg.skipFraction < 0 || cfg.skipFraction > 1)
-        return usage("--skip needs a fraction in [0, 1]", i);
-    } else if (a == "--saturate-gates") {
-      cfg.saturateGates = true;
-    } else if (a == "--seqlens") {
-      if (!next(v) || !parseSeqLens(v, cfg.seqLens))
-        return usage("--seqlens takes non-negative lengths like 1,64,200,7", i);
-    } else if (a == "--no-initial-state") {
-      cfg.initialState = false;
-    } else {
-      return usage("unknown argument '" + a + "'", i);
-    }
+    std::string error;
+    if (!parseRunOption(argc, argv, i, cfg, error))
+      return usage("unknown argument '" + std::string(argv[i]) + "'", i);
+    if (!error.empty())
+      return usage(error, i);
   }
   std::string error;
   auto kernel = loadKernelFromManifest(manifestPath, error);

@@ -87,13 +87,9 @@ bool parseInt(const std::string &s, int64_t &v) {
 struct Args {
   std::string command, input, schedule, emit = "mlir", target = "cpu", output;
   std::map<std::string, lang::ExternalValue> constants;
-  std::map<std::string, int64_t> dims;
-  uint64_t seed = 1;
-  bool saturate = false, printAfterAll = false, json = false;
+  RunConfig run; // --dims, --seed and the other run options
+  bool printAfterAll = false, json = false;
   std::vector<std::string> schedules; // compare
-  double skip = 0;
-  std::vector<int64_t> seqLens; // prefill
-  bool initialState = true;
 };
 
 int parseArgs(int argc, char **argv, Args &a) {
@@ -115,7 +111,7 @@ int parseArgs(int argc, char **argv, Args &a) {
       out = argv[++i];
       return true;
     };
-    std::string v;
+    std::string v, runError;
     if (arg == "-h" || arg == "--help") {
       llvm::outs() << kUsage;
       return 0;
@@ -145,34 +141,9 @@ int parseArgs(int argc, char **argv, Args &a) {
       if (eq == std::string::npos || eq == 0 || !parseInt(v.substr(eq + 1), n))
         return usageError("-D takes NAME=INTEGER, got '" + v + "'", i);
       a.constants[v.substr(0, eq)] = {n, "", "command line -D " + v};
-    } else if (arg == "--dims") {
-      if (!value(v))
-        return usageError("--dims needs NAME=N,...", i);
-      llvm::SmallVector<llvm::StringRef> parts;
-      llvm::StringRef(v).split(parts, ',');
-      for (llvm::StringRef p : parts) {
-        auto [name, num] = p.split('=');
-        int64_t n;
-        if (name.empty() || !parseInt(num.str(), n) || n <= 0)
-          return usageError("--dims takes NAME=POSITIVE_INTEGER pairs, got '" + p.str() + "'", i);
-        a.dims[name.str()] = n;
-      }
-    } else if (arg == "--seed") {
-      int64_t n;
-      if (!value(v) || !parseInt(v, n))
-        return usageError("--seed needs an integer", i);
-      a.seed = n;
-    } else if (arg == "--skip") {
-      char *end = nullptr;
-      if (!value(v) || (a.skip = std::strtod(v.c_str(), &end), *end) || a.skip < 0 || a.skip > 1)
-        return usageError("--skip needs a fraction in [0, 1]", i);
-    } else if (arg == "--seqlens") {
-      if (!value(v) || !parseSeqLens(v, a.seqLens))
-        return usageError("--seqlens takes non-negative lengths like 1,64,200,7", i);
-    } else if (arg == "--no-initial-state") {
-      a.initialState = false;
-    } else if (arg == "--saturate-gates") {
-      a.saturate = true;
+    } else if (parseRunOption(argc, argv, i, a.run, runError)) {
+      if (!runError.empty())
+        return usageError(runError, i);
     } else if (arg == "--print-ir-after-all") {
       a.printAfterAll = true;
     } else if (arg == "--json") {
@@ -318,13 +289,7 @@ int runOnGpuCommand(const Args &a, RunConfig cfg) {
 }
 
 int runCommand(const Args &a) {
-  RunConfig cfg;
-  cfg.dims = a.dims;
-  cfg.seed = a.seed;
-  cfg.saturateGates = a.saturate;
-  cfg.skipFraction = a.skip;
-  cfg.seqLens = a.seqLens;
-  cfg.initialState = a.initialState;
+  RunConfig cfg = a.run;
   if (a.target != "cpu")
     return runOnGpuCommand(a, cfg);
   std::vector<CheckResult> checks;
@@ -444,8 +409,8 @@ int main(int argc, char **argv) {
     o.tilePath = a.input;
     o.schedules = a.schedules;
     o.constants = a.constants;
-    o.dims = a.dims;
-    o.seed = a.seed;
+    o.dims = a.run.dims;
+    o.seed = a.run.seed;
     o.json = a.json;
     return compareSchedules(o);
   }
