@@ -74,6 +74,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("manifests", nargs="+")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--shapes", default=None,
+                    help="only these shapes, e.g. 1x8192/16,varlen57/16 (name/H)")
     args = ap.parse_args()
     kernels = [KilnKernel(m) for m in args.manifests]
     dev = torch.cuda.get_device_name()
@@ -82,6 +84,9 @@ def main():
     shapes = [("1x8192", [8192], 16, 32), ("1x8192", [8192], 4, 8),
               ("4x8192", [8192] * 4, 16, 32), ("varlen57", varlen_57(), 16, 32),
               ("1x32768", [32768], 16, 32)]
+    if args.shapes:
+        keep = set(args.shapes.split(","))
+        shapes = [s for s in shapes if f"{s[0]}/{s[2]}" in keep]
     rows = []
     scale = 1 / math.sqrt(K)
     for name, lens, H, HV in shapes:

@@ -24,11 +24,14 @@
 #include "lowering/Layout.h"
 #include "lowering/Passes.h"
 #include "lowering/ScalarCodegen.h"
+#include "lowering/WgmmaTiling.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/TypeSwitch.h"
+
+#include <numeric>
 
 namespace kiln {
 #define GEN_PASS_DEF_CONVERTTILETONVVM
@@ -144,6 +147,10 @@ private:
   Value sharedElem(Value base, Type elem, Value linear);
   /// Writes `tile` row-major at `base` (each element by one thread).
   void stageOut(Value tile, Value base);
+  /// Writes `convert` of each element of `tile` at `address` of its
+  /// coordinates (each element by one thread).
+  void stageOutWith(Value tile, function_ref<Value(Value)> convert,
+                    function_ref<Value(ArrayRef<Value>)> address);
   /// Reads this thread's registers of layout `l` from `base`; `linear` maps
   /// a register's coordinates to the row-major index it reads.
   Regs stageIn(const TileLayout &l, Type elem, Value base,
@@ -151,6 +158,10 @@ private:
   Value stagingBase(int64_t extraBytes = 0);
   Value rowMajor(ArrayRef<Value> coords, ArrayRef<int64_t> shape);
   LogicalResult lowerDot(DotOp op);
+  LogicalResult lowerWgmmaDot(DotOp op);
+  /// Stages a wgmma operand (the dot's lhs when `isLhs`) K-major at `region`
+  /// of the staging area.
+  void stageWgmmaOperand(Value operand, bool isLhs, const WgmmaTiling &t, int64_t region);
   LogicalResult lowerCumsum(CumsumOp op);
   /// A fresh shared-memory array of `count` elements; returns its address.
   Value scratchBuffer(Type elem, int64_t count);
@@ -248,9 +259,19 @@ static Type stagedType(OpBuilder &b, Type elem) {
 }
 
 void GpuKernelLowering::stageOut(Value tile, Value base) {
-  TileLayout l = layoutOf(tile);
   auto type = cast<TileType>(tile.getType());
   Type elem = type.getElementType(), stored = stagedType(b, elem);
+  stageOutWith(
+      tile,
+      [&](Value v) {
+        return stored == elem ? v : arith::ExtUIOp::create(b, loc(), stored, v).getResult();
+      },
+      [&](ArrayRef<Value> c) { return sharedElem(base, stored, rowMajor(c, type.getShape())); });
+}
+
+void GpuKernelLowering::stageOutWith(Value tile, function_ref<Value(Value)> convert,
+                                     function_ref<Value(ArrayRef<Value>)> address) {
+  TileLayout l = layoutOf(tile);
   OpBuilder::InsertionGuard guard(b);
   if (Value owner = ownerPredicate(l)) {
     auto only = scf::IfOp::create(b, loc(), TypeRange{}, owner, false);
@@ -259,11 +280,8 @@ void GpuKernelLowering::stageOut(Value tile, Value base) {
   SmallVector<Value> bases = threadBases(l);
   const Regs &x = regs[tile];
   for (int64_t r = 0; r < l.numRegs(); ++r) {
-    Value v = x[r];
-    if (stored != elem)
-      v = arith::ExtUIOp::create(b, loc(), stored, v);
-    LLVM::StoreOp::create(
-        b, loc(), v, sharedElem(base, stored, rowMajor(regCoords(l, bases, r), type.getShape())));
+    Value v = convert(x[r]);
+    LLVM::StoreOp::create(b, loc(), v, address(regCoords(l, bases, r)));
   }
 }
 
@@ -318,6 +336,8 @@ LogicalResult GpuKernelLowering::lowerCumsum(CumsumOp op) {
 
 LogicalResult GpuKernelLowering::lowerDot(DotOp op) {
   StringRef mma = schedule.getMma();
+  if (mma == "wgmma")
+    return lowerWgmmaDot(op);
   if (mma != "none" && mma != "simt")
     return op.emitOpError("needs the schedule's matrix instruction '")
            << mma << "', which is not lowered yet; 'mma: simt' lowers dot on CUDA cores";
@@ -363,6 +383,209 @@ LogicalResult GpuKernelLowering::lowerDot(DotOp op) {
     scf::YieldOp::create(b, loc(), next);
   }
   regs[op.getResult()] = Regs(loop.getResults().begin(), loop.getResults().end());
+  syncRole();
+  return success();
+}
+
+/// A transpose whose only users are dots under wgmma: the dots stage its
+/// input directly (a K-major operand is the transposed one's rows), so the
+/// transpose itself moves nothing.
+static bool foldedIntoWgmma(TransposeOp tr, ScheduleAttr schedule) {
+  return schedule.getMma() == "wgmma" && !tr->use_empty() &&
+         llvm::all_of(tr->getUsers(), [](Operation *u) { return isa<DotOp>(u); });
+}
+
+void GpuKernelLowering::stageWgmmaOperand(Value operand, bool isLhs, const WgmmaTiling &t,
+                                          int64_t region) {
+  // Staged K-major: element (row, k) at t.operandOffset(row, k), where row is
+  // A's m or B's n. A transpose folded into the dot is staged from its input.
+  Value tile = operand;
+  bool transposed = false;
+  if (auto tr = operand.getDefiningOp<TransposeOp>(); tr && foldedIntoWgmma(tr, schedule)) {
+    tile = tr.getInput();
+    transposed = true;
+  }
+  // Whether the staged tile's last dim is K: then a thread's consecutive
+  // registers along it fill one core-matrix row with a vector store.
+  bool kLast = isLhs != transposed;
+  TileLayout l = layoutOf(tile);
+  using Operands = WgmmaTiling::Operands;
+  // tf32 operands are f32 bits: the tensor cores read the top 19.
+  Type stored = t.operands == Operands::TF32   ? (Type)b.getF32Type()
+                : t.operands == Operands::BF16 ? b.getBF16Type()
+                                               : b.getF16Type();
+  unsigned last = l.shape.size() - 1, rowDim = kLast ? 0 : 1, kDim = kLast ? 1 : 0;
+  int64_t perCore = t.perCore(), rows = isLhs ? t.rowsA : t.rowsB;
+  int64_t kGroup = WgmmaTiling::kGroupBytes(rows);
+  int64_t vec = kLast && !l.isUnit(last) ? std::gcd(l.size[l.dims[last]], perCore) : 1;
+  // An element's address is the thread's start plus a constant when the
+  // thread's first k is a multiple of a core row's elements, or the
+  // register's k offset is (then the split of k into core matrix and column
+  // cannot carry).
+  bool kAligned = l.isUnit(kDim) || l.size[l.dims[kDim]] % perCore == 0;
+
+  OpBuilder::InsertionGuard guard(b);
+  if (Value owner = ownerPredicate(l)) {
+    auto only = scf::IfOp::create(b, loc(), TypeRange{}, owner, false);
+    b.setInsertionPoint(only.thenBlock()->getTerminator());
+  }
+  SmallVector<Value> bases = threadBases(l);
+  Value areaStart = cIndex(plan.roles[role].stagingOffset + region);
+  Value kBase = bases[kDim];
+  Value threadStart = add(
+      areaStart,
+      add(mul(bases[rowDim], cIndex(16)),
+          add(mul(arith::DivUIOp::create(b, loc(), kBase, cIndex(perCore)), cIndex(kGroup)),
+              mul(arith::RemUIOp::create(b, loc(), kBase, cIndex(perCore)), cIndex(t.elemBytes)))));
+  const Regs &x = regs[tile];
+  for (int64_t r = 0; r < l.numRegs(); ++r) {
+    SmallVector<int64_t, 2> ri = l.regIndex(r);
+    if (ri[last] % vec)
+      continue; // stored with the run it belongs to
+    Value addr;
+    int64_t row = l.constOffset(rowDim, ri[rowDim]), k = l.constOffset(kDim, ri[kDim]);
+    if (kAligned || k % perCore == 0) {
+      addr = smemAt(add(threadStart, cIndex(t.operandOffset(row, k, rows))));
+    } else {
+      SmallVector<Value> c = regCoords(l, bases, r);
+      Value k = c[kDim];
+      Value off =
+          add(mul(c[rowDim], cIndex(16)),
+              add(mul(arith::DivUIOp::create(b, loc(), k, cIndex(perCore)), cIndex(kGroup)),
+                  mul(arith::RemUIOp::create(b, loc(), k, cIndex(perCore)), cIndex(t.elemBytes))));
+      addr = smemAt(add(areaStart, off));
+    }
+    if (vec == 1) {
+      LLVM::StoreOp::create(b, loc(), scalarCast(b, loc(), x[r], stored), addr);
+      continue;
+    }
+    auto vecType = VectorType::get({vec}, stored);
+    Value v = LLVM::UndefOp::create(b, loc(), vecType);
+    for (int64_t j = 0; j < vec; ++j) {
+      SmallVector<int64_t, 2> rj(ri);
+      rj[last] += j;
+      v = LLVM::InsertElementOp::create(b, loc(), v,
+                                        scalarCast(b, loc(), x[l.regNumber(rj)], stored), cI32(j));
+    }
+    LLVM::StoreOp::create(b, loc(), v, addr, vec * t.elemBytes);
+  }
+}
+
+LogicalResult GpuKernelLowering::lowerWgmmaDot(DotOp op) {
+  std::string why;
+  FailureOr<WgmmaTiling> tiling = WgmmaTiling::get(op, plan.roles[role].numWarps, why);
+  if (failed(tiling))
+    return op.emitOpError("under 'mma: wgmma' ") << why;
+  const WgmmaTiling &t = *tiling;
+  using Operands = WgmmaTiling::Operands;
+  Type f32 = b.getF32Type(), i64 = b.getI64Type();
+  MLIRContext *ctx = b.getContext();
+
+  stageWgmmaOperand(op.getLhs(), /*isLhs=*/true, t, t.aOffset);
+  stageWgmmaOperand(op.getRhs(), /*isLhs=*/false, t, t.bOffset);
+  // The tensor cores read shared memory through the async proxy: order the
+  // generic-proxy stores before them, then wait for every thread's stores.
+  NVVM::FenceProxyOp::create(b, loc(), NVVM::ProxyKindAttr::get(ctx, NVVM::ProxyKind::async_shared),
+                             NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+  syncRole();
+
+  // Descriptor of an operand tile starting at byte `offset` of the area:
+  // start address, leading (K) byte offset between core matrices, stride
+  // byte offset between 8-row groups, each in 16-byte units; no swizzle.
+  Value areaAddr = LLVM::PtrToIntOp::create(b, loc(), i64, stagingBase());
+  auto i64Const = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc(), v, 64); };
+  auto descriptor = [&](Value offset, int64_t rows) -> Value {
+    Value addr = arith::AddIOp::create(b, loc(), areaAddr,
+                                       arith::IndexCastOp::create(b, loc(), i64, offset));
+    Value start = arith::ShRUIOp::create(
+        b, loc(), arith::AndIOp::create(b, loc(), addr, i64Const(0x3FFFF)), i64Const(4));
+    int64_t fixed = (WgmmaTiling::kGroupBytes(rows) >> 4) << 16 | (WgmmaTiling::kRowGroupBytes >> 4)
+                                                                      << 32;
+    return arith::OrIOp::create(b, loc(), start, i64Const(fixed));
+  };
+  auto wgmmaType = [&](Operands o) {
+    return o == Operands::TF32   ? NVVM::WGMMATypes::tf32
+           : o == Operands::BF16 ? NVVM::WGMMATypes::bf16
+                                 : NVVM::WGMMATypes::f16;
+  };
+
+  Value wg = arith::DivUIOp::create(b, loc(), warp, cIndex(4));
+  Value warpInGroup = arith::RemUIOp::create(b, loc(), warp, cIndex(4));
+  Value fragRow =
+      add(mul(warpInGroup, cIndex(16)), arith::DivUIOp::create(b, loc(), lane, cIndex(4)));
+  Value fragCol = mul(arith::RemUIOp::create(b, loc(), lane, cIndex(4)), cIndex(2));
+  Value dBase = stagingBase(t.dOffset);
+  auto accType = LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(t.nChunk / 2, f32));
+  auto pairType = VectorType::get({2}, f32);
+  for (int64_t round = 0; round < t.rounds(); ++round) {
+    OpBuilder::InsertionGuard guard(b);
+    Value item = add(wg, cIndex(round * t.warpgroups));
+    if ((round + 1) * t.warpgroups > t.items()) {
+      auto busy = scf::IfOp::create(
+          b, loc(), TypeRange{},
+          arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult, item, cIndex(t.items())),
+          false);
+      b.setInsertionPoint(busy.thenBlock()->getTerminator());
+    }
+    Value mTile = arith::DivUIOp::create(b, loc(), item, cIndex(t.nParts));
+    Value nPart = arith::RemUIOp::create(b, loc(), item, cIndex(t.nParts));
+    Value aStart = add(cIndex(t.aOffset), mul(mTile, cIndex(64 * 16)));
+    Value bStart = add(cIndex(t.bOffset), mul(nPart, cIndex(t.nChunk * 16)));
+    Value acc = LLVM::UndefOp::create(b, loc(), accType);
+    NVVM::WgmmaFenceAlignedOp::create(b, loc());
+    for (int64_t s = 0; s * t.kStep < t.K; ++s) {
+      // One instruction reads two core matrices along K.
+      Value aAt = add(aStart, cIndex(2 * s * WgmmaTiling::kGroupBytes(t.rowsA)));
+      Value bAt = add(bStart, cIndex(2 * s * WgmmaTiling::kGroupBytes(t.rowsB)));
+      acc = NVVM::WgmmaMmaAsyncOp::create(
+          b, loc(), accType, acc, descriptor(aAt, t.rowsA), descriptor(bAt, t.rowsB),
+          NVVM::MMAShapeAttr::get(ctx, 64, t.nChunk, t.kStep), wgmmaType(t.operands),
+          wgmmaType(t.operands), NVVM::WGMMATypes::f32,
+          s == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one, NVVM::WGMMAScaleIn::one,
+          NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row, NVVM::MMALayout::col,
+          NVVM::MMAIntOverflowAttr());
+    }
+    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc());
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc(), 0);
+    // The fragment: registers 4i + 2h + {0, 1} of a thread hold row
+    // 16 * warp + lane / 4 + 8h, columns 8i + 2 * (lane % 4) + {0, 1}.
+    Value row0 = add(mul(mTile, cIndex(64)), fragRow);
+    Value col0 = add(mul(nPart, cIndex(t.nChunk)), fragCol);
+    for (int64_t i = 0; i < t.nChunk / 8; ++i)
+      for (int64_t h = 0; h < 2; ++h) {
+        OpBuilder::InsertionGuard inner(b);
+        Value row = add(row0, cIndex(8 * h)), col = add(col0, cIndex(8 * i));
+        Value inside;
+        if (t.M % 64)
+          inside = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult, row, cIndex(t.M));
+        if (t.N % 8)
+          inside = andOf(
+              inside, arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult, col, cIndex(t.N)));
+        if (inside) {
+          auto only = scf::IfOp::create(b, loc(), TypeRange{}, inside, false);
+          b.setInsertionPoint(only.thenBlock()->getTerminator());
+        }
+        // A column past an odd N is never read; the row's padding holds it.
+        Value pair = LLVM::UndefOp::create(b, loc(), pairType);
+        for (int64_t j = 0; j < 2; ++j)
+          pair = LLVM::InsertElementOp::create(
+              b, loc(), pair, LLVM::ExtractValueOp::create(b, loc(), acc, 4 * i + 2 * h + j),
+              cI32(j));
+        LLVM::StoreOp::create(b, loc(), pair,
+                              sharedElem(dBase, f32, add(mul(row, cIndex(t.dStride)), col)),
+                              t.dStride % 2 ? 4 : 8);
+      }
+  }
+  syncRole();
+  TileLayout l = layoutOf(op.getResult());
+  Regs out = stageIn(l, f32, dBase,
+                     [&](ArrayRef<Value> c) { return add(mul(c[0], cIndex(t.dStride)), c[1]); });
+  if (op.getAcc()) {
+    const Regs &acc = regs[op.getAcc()];
+    for (int64_t r = 0; r < l.numRegs(); ++r)
+      out[r] = arith::AddFOp::create(b, loc(), out[r], acc[r]);
+  }
+  regs[op.getResult()] = out;
   syncRole();
   return success();
 }
@@ -857,6 +1080,8 @@ LogicalResult GpuKernelLowering::lowerOp(Operation *op) {
         return success();
       })
       .Case([&](TransposeOp tr) {
+        if (foldedIntoWgmma(tr, schedule))
+          return success();
         Value base = stagingBase();
         stageOut(tr.getInput(), base);
         syncRole();

@@ -1,6 +1,7 @@
 //===- KernelPlan.cpp - warp roles and copy pipelines of a kernel ---------===//
 #include "lowering/KernelPlan.h"
 #include "dsl/schedule/Target.h"
+#include "lowering/WgmmaTiling.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
@@ -189,13 +190,33 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
   }
 
   // Staging areas, one per role, after the rings: roles stage concurrently.
+  Operation *largest = nullptr; // the op staging the most, for the error below
   for (RolePlan &role : plan.roles) {
-    for (Operation *op : role.runs)
-      role.stagingBytes = std::max(role.stagingBytes, stagingBytesOf(op));
+    kernel.walk([&](Operation *op) {
+      if (!role.runs.contains(op))
+        return;
+      int64_t bytes = stagingBytesOf(op, schedule.getMma(), role.numWarps);
+      if (bytes > role.stagingBytes) {
+        role.stagingBytes = bytes;
+        if (!largest || bytes > stagingBytesOf(largest, schedule.getMma(), role.numWarps))
+          largest = op;
+      }
+    });
     if (!role.stagingBytes)
       continue;
     role.stagingOffset = alignTo(plan.dynamicSharedBytes, kRingAlignment);
     plan.dynamicSharedBytes = role.stagingOffset + role.stagingBytes;
+  }
+  const TargetDesc *target = lookupTarget(schedule.getTarget().str());
+  if (target && target->isGpu && plan.dynamicSharedBytes > target->smemBytes) {
+    Operation *at = largest ? largest : kernel.getOperation();
+    return at->emitOpError("needs ")
+               << plan.dynamicSharedBytes
+               << " bytes of shared memory with the rings and staging areas of the kernel, more "
+                  "than the "
+               << target->smemBytes << " of " << target->name
+               << "; use smaller tiles (schedule params)",
+           failure();
   }
 
   // Tile layouts span the warps of a computing role; every such role must
@@ -218,10 +239,16 @@ static int64_t tileBytes(Value v) {
   return t.getNumElements() * std::max<int64_t>(1, t.getElementType().getIntOrFloatBitWidth() / 8);
 }
 
-int64_t kiln::stagingBytesOf(Operation *op) {
+int64_t kiln::stagingBytesOf(Operation *op, StringRef mma, int64_t warps) {
   if (isa<ConvertLayoutOp, TransposeOp, CumsumOp>(op))
     return tileBytes(op->getOperand(0));
-  if (auto dot = dyn_cast<DotOp>(op))
+  if (auto dot = dyn_cast<DotOp>(op)) {
+    if (mma == "wgmma") {
+      std::string why; // reported by the lowering, at the dot
+      FailureOr<WgmmaTiling> t = WgmmaTiling::get(dot, warps, why);
+      return succeeded(t) ? t->bytes : 0;
+    }
     return alignTo(tileBytes(dot.getLhs()), 16) + tileBytes(dot.getRhs());
+  }
   return 0;
 }

@@ -47,8 +47,10 @@ struct RolePlan {
   int64_t stagingOffset = 0, stagingBytes = 0;
 };
 
-/// Shared memory `op` stages its operands in, or 0 when it needs none.
-int64_t stagingBytesOf(mlir::Operation *op);
+/// Shared memory `op` stages its operands in when a role of `warps` warps
+/// runs it under the schedule's matrix instruction `mma`; 0 when it needs
+/// none.
+int64_t stagingBytesOf(mlir::Operation *op, llvm::StringRef mma, int64_t warps);
 
 struct KernelPlan {
   llvm::SmallVector<RolePlan> roles; // at least one

@@ -27,8 +27,9 @@ const OpHarness *kiln::findHarness(const std::string &kernel) {
   return nullptr;
 }
 
-void OpHarness::completeConfig(RunConfig &cfg,
-                               const std::map<std::string, int64_t> &constants) const {
+void OpHarness::completeConfig(RunConfig &cfg, const std::map<std::string, int64_t> &constants,
+                               const std::string &mma) const {
+  cfg.tensorCoreOperands = mma == "wgmma" || mma == "tcgen05";
   for (auto &[k, v] : constants)
     cfg.constants[k] = v;
   for (auto &[k, v] : defaultDims)

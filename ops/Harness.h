@@ -25,6 +25,9 @@ struct RunConfig {
   double skipFraction = 0.0;    // share of requests with a negative slot index
   std::vector<int64_t> seqLens; // prefill: lengths of the packed sequences (default per op)
   bool initialState = true;     // prefill: start from a random state, or from zeros
+  /// The kernel multiplies on tensor cores with bf16 / tf32 operands: the
+  /// spec's looser tolerance for float32 state applies.
+  bool tensorCoreOperands = false;
 };
 
 struct CheckResult {
@@ -48,9 +51,12 @@ struct OpHarness {
                      std::string &)>
       run;
 
-  /// Fills in what a caller's config leaves out: this op's default dims, and
-  /// the consts the kernel was compiled with (they override).
-  void completeConfig(RunConfig &cfg, const std::map<std::string, int64_t> &constants) const;
+  /// Fills in what a caller's config leaves out: this op's default dims, the
+  /// consts the kernel was compiled with (they override), and whether the
+  /// kernel's matrix instruction `mma` (a GPU build's; "" on the CPU)
+  /// rounds operands for tensor cores.
+  void completeConfig(RunConfig &cfg, const std::map<std::string, int64_t> &constants,
+                      const std::string &mma = "") const;
 };
 
 const OpHarness *findHarness(const std::string &kernel);

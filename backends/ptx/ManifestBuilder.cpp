@@ -42,6 +42,7 @@ bool kiln::buildManifest(tile::KernelOp kernel, KernelManifest &m, std::string &
   m.entry = kernel.getSymName().str();
   m.target = schedule ? schedule.getTarget().str() : "";
   m.threads = schedule ? schedule.getWarps() * 32 : 0;
+  m.mma = schedule ? schedule.getMma().str() : "";
   m.signature = signatureOf(kernel);
   if (schedule) {
     FailureOr<KernelPlan> plan = KernelPlan::build(kernel);

@@ -24,6 +24,7 @@ Value KernelManifest::toJson() const {
   v.set("image", Value::str(image));
   v.set("op", Value::str(op));
   v.set("schedule", Value::str(schedule));
+  v.set("mma", Value::str(mma));
   v.set("threads", Value::num(threads));
   v.set("dynamic_shared_bytes", Value::num(dynamicSharedBytes));
   v.set("grid", Value::arr(grid));
@@ -93,6 +94,8 @@ bool KernelManifest::fromJson(const Value &v, KernelManifest &m, std::string &er
     m.op = f->string;
   if ((f = v.get("schedule")) && f->kind == Value::String)
     m.schedule = f->string;
+  if ((f = v.get("mma")) && f->kind == Value::String)
+    m.mma = f->string;
   if (!need(f = v.get("threads"), Value::Number, "threads"))
     return false;
   m.threads = f->asInt();

@@ -28,6 +28,7 @@ struct KernelManifest {
   std::string target;       // sm_90a, sm_100a
   std::string image;        // file of the cubin (or PTX), relative to the manifest
   std::string op, schedule; // where it came from, for messages
+  std::string mma;          // the schedule's matrix instruction (none, simt, wgmma, tcgen05)
   int64_t threads = 0;      // block size (x)
   int64_t dynamicSharedBytes = 0;
   /// Grid extents x, y, z as expressions: a number, a dim name, or

@@ -156,10 +156,10 @@ void parse(const YAML::Node &root, Schedule &s) {
   }
   if (YAML::Node mma = root["mma"]) {
     s.mma = {scalar(mma, "mma"), posOf(mma)};
-    if (!contains(t.mmaKinds, s.mma.name)) {
+    if (!t.mma(s.mma.name)) {
       std::string list;
-      for (auto &k : t.mmaKinds)
-        list += (list.empty() ? "" : ", ") + k;
+      for (const MmaKind &k : t.mmaKinds)
+        list += (list.empty() ? "" : ", ") + k.name;
       throw Reject{s.mma.pos, "target " + t.name + " has no '" + s.mma.name +
                                   "' matrix instruction (it has: " + list + ")"};
     }
@@ -230,6 +230,13 @@ void parse(const YAML::Node &root, Schedule &s) {
     }
     checkRegisterReallocation(s);
   }
+  // With roles, the lowering checks each computing role's warps.
+  if (const MmaKind *k = t.mma(s.mma.name);
+      k && k->warps > 1 && s.roles.empty() && s.warps % k->warps)
+    throw Reject{s.warpsPos.line ? s.warpsPos : s.mma.pos,
+                 "'mma: " + k->name + "' multiplies on whole groups of " +
+                     std::to_string(k->warps) + " warps: warps must be a multiple of " +
+                     std::to_string(k->warps) + ", got " + std::to_string(s.warps)};
   if (YAML::Node pipes = root["pipelines"]) {
     if (!pipes.IsSequence())
       throw Reject{posOf(pipes), "pipelines must be a list"};

@@ -14,14 +14,29 @@
 
 namespace kiln {
 
+/// A matrix instruction family a target offers.
+struct MmaKind {
+  std::string name; // none, simt, wgmma, tcgen05
+  /// Warps that issue one instruction together: a tile's product runs on
+  /// whole groups of them (wgmma: a warpgroup of 4).
+  int64_t warps = 1;
+};
+
 struct TargetDesc {
   std::string name;
   bool isGpu = false;
-  std::string ptxChip;                // NVPTX -mcpu and ptxas -arch (GPU targets)
-  std::string ptxFeatures;            // NVPTX features: the PTX ISA version
-  bool hasTma = false;                // cp.async.bulk.tensor + mbarrier transactions
-  bool hasSetMaxNReg = false;         // per-warpgroup register reallocation
-  std::vector<std::string> mmaKinds;  // matrix instructions: simt, wgmma, tcgen05
+  std::string ptxChip;           // NVPTX -mcpu and ptxas -arch (GPU targets)
+  std::string ptxFeatures;       // NVPTX features: the PTX ISA version
+  bool hasTma = false;           // cp.async.bulk.tensor + mbarrier transactions
+  bool hasSetMaxNReg = false;    // per-warpgroup register reallocation
+  std::vector<MmaKind> mmaKinds; // matrix instructions: simt, wgmma, tcgen05
+  /// The kind called `name`, or null when the target has none.
+  const MmaKind *mma(const std::string &name) const {
+    for (const MmaKind &k : mmaKinds)
+      if (k.name == name)
+        return &k;
+    return nullptr;
+  }
   std::vector<std::string> copyKinds; // ld, cp_async, tma
   int64_t smemBytes = 0;              // dynamic shared memory per CTA
   int64_t tmemColumns = 0;            // tensor-memory columns per CTA (0: none)

@@ -107,6 +107,63 @@ tile.kernel @simt_dot(%N: index, %x: !tile.view<[N, 16, 16], f32> {tile.access =
 
 // -----
 
+// The same product under wgmma on one warpgroup: both operands staged
+// K-major (the transpose folds into the staging of B, 16-byte stores of f32
+// read as tf32), a proxy fence and a barrier, two m64n16k8 instructions
+// (K = 16) on shared-memory descriptors (leading byte offset 64 rows x 16
+// bytes, stride 128 bytes), then the fragment as float pairs into a padded
+// result area read back in the result's layout. M = 16 pads to 64 rows:
+// only rows below 16 are written back.
+// CHECK-LABEL: llvm.func @wgmma_dot(
+// CHECK-SAME: kiln.dynamic_shared_bytes = 6656 : i64
+// CHECK-NOT: nvvm.barrier0
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<3>
+// CHECK-NOT: nvvm.barrier0
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<3>
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: nvvm.barrier0
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: %[[D1:.*]] = nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 16, k = 8>, D[<f32>, <zero>], A[<tf32>, <one>, <row>], B[<tf32>, <one>, <col>]
+// CHECK: nvvm.wgmma.mma_async {{.*}}, %[[D1]], <m = 64, n = 16, k = 8>, D[<f32>, <one>], A[<tf32>, <one>, <row>], B[<tf32>, <one>, <col>]
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: arith.cmpi ult, %{{.*}}, %c16
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 8 : i64} : vector<2xf32>, !llvm.ptr<3>
+// CHECK: nvvm.barrier0
+// CHECK: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// CHECK: nvvm.barrier0
+tile.kernel @wgmma_dot(%N: index, %x: !tile.view<[N, 16, 16], f32> {tile.access = "inout"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 4, mma = "wgmma",
+      roles = [], pipelines = []>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%n, %c0, %c0] window [1, 16, 16] keep [1, 2] : !tile.view<[N, 16, 16], f32> -> !tile.tile<16x16xf32>
+  %tt = tile.transpose %t [1, 0] : !tile.tile<16x16xf32> -> !tile.tile<16x16xf32>
+  %p = tile.dot %t, %tt : !tile.tile<16x16xf32>, !tile.tile<16x16xf32> -> !tile.tile<16x16xf32>
+  tile.store %p, %x[%n, %c0, %c0] window [1, 16, 16] keep [1, 2] : !tile.tile<16x16xf32>, !tile.view<[N, 16, 16], f32>
+  tile.return
+}
+
+// -----
+
+// bf16 operands multiply as bf16 (m64n16k16): one instruction covers K = 16.
+// CHECK-LABEL: llvm.func @wgmma_bf16(
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 16, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+tile.kernel @wgmma_bf16(%N: index, %x: !tile.view<[N, 16, 16], bf16> {tile.access = "in"}, %y: !tile.view<[N, 16, 16], f32> {tile.access = "out"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 4, mma = "wgmma",
+      roles = [], pipelines = []>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%n, %c0, %c0] window [1, 16, 16] keep [1, 2] : !tile.view<[N, 16, 16], bf16> -> !tile.tile<16x16xbf16>
+  %p = tile.dot %t, %t : !tile.tile<16x16xbf16>, !tile.tile<16x16xbf16> -> !tile.tile<16x16xf32>
+  tile.store %p, %y[%n, %c0, %c0] window [1, 16, 16] keep [1, 2] : !tile.tile<16x16xf32>, !tile.view<[N, 16, 16], f32>
+  tile.return
+}
+
+// -----
+
 // Masked loads along a row bound keep their 16-byte vectors: the bound
 // guards whole vectors, and what is out of range reads as zeros.
 // CHECK-LABEL: llvm.func @row_limit(

@@ -58,12 +58,26 @@ tile.kernel @unread(%N: index, %x: !tile.view<[N, 64], f32> {tile.access = "in"}
 // -----
 
 tile.kernel @dot(%N: index, %x: !tile.view<[N, 16, 16], f32> {tile.access = "inout"}) attributes {dim_names = ["N"],
-    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 1, mma = "wgmma",
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 2, mma = "wgmma",
       roles = [], pipelines = []>} {
   %n = tile.program_ids ["n"] (%N) : index
   %c0 = arith.constant 0 : index
   %t = tile.load %x[%n, %c0, %c0] window [1, 16, 16] keep [1, 2] : !tile.view<[N, 16, 16], f32> -> !tile.tile<16x16xf32>
-  // expected-error @+1 {{needs the schedule's matrix instruction 'wgmma', which is not lowered yet; 'mma: simt' lowers dot on CUDA cores}}
+  // expected-error @+1 {{under 'mma: wgmma' runs on whole warpgroups, but the role has 2 warps}}
   %p = tile.dot %t, %t : !tile.tile<16x16xf32>, !tile.tile<16x16xf32> -> !tile.tile<16x16xf32>
+  tile.return
+}
+
+// -----
+
+tile.kernel @dot_inner(%N: index, %x: !tile.view<[N, 16, 4], f32> {tile.access = "inout"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 4, mma = "wgmma",
+      roles = [], pipelines = []>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%n, %c0, %c0] window [1, 16, 4] keep [1, 2] : !tile.view<[N, 16, 4], f32> -> !tile.tile<16x4xf32>
+  %tt = tile.transpose %t [1, 0] : !tile.tile<16x4xf32> -> !tile.tile<4x16xf32>
+  // expected-error @+1 {{under 'mma: wgmma' has an inner dim of 4; wgmma on tf32 operands needs a multiple of 8}}
+  %p = tile.dot %t, %tt : !tile.tile<16x4xf32>, !tile.tile<4x16xf32> -> !tile.tile<16x16xf32>
   tile.return
 }

@@ -1,0 +1,62 @@
+//===- WgmmaTiling.cpp - how a tile.dot runs as warpgroup MMAs ------------===//
+#include "lowering/WgmmaTiling.h"
+
+using namespace mlir;
+using namespace kiln;
+
+static int64_t alignTo(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
+
+FailureOr<WgmmaTiling> WgmmaTiling::get(tile::DotOp dot, int64_t warps, std::string &why) {
+  auto lhs = dot.getLhs().getType(), rhs = dot.getRhs().getType();
+  return get(lhs.getShape()[0], rhs.getShape()[1], lhs.getShape()[1], lhs.getElementType(),
+             rhs.getElementType(), warps, why);
+}
+
+FailureOr<WgmmaTiling> WgmmaTiling::get(int64_t M, int64_t N, int64_t K, Type a, Type b,
+                                        int64_t warps, std::string &why) {
+  WgmmaTiling t;
+  t.M = M;
+  t.N = N;
+  t.K = K;
+  if (a.isBF16() && b.isBF16())
+    t.operands = Operands::BF16;
+  else if (a.isF16() && b.isF16())
+    t.operands = Operands::F16;
+  else
+    t.operands = Operands::TF32;
+  t.elemBytes = t.operands == Operands::TF32 ? 4 : 2;
+  t.kStep = 32 / t.elemBytes;
+  if (warps % 4) {
+    why = "runs on whole warpgroups, but the role has " + std::to_string(warps) + " warps";
+    return failure();
+  }
+  if (t.K % t.kStep) {
+    why = "has an inner dim of " + std::to_string(t.K) + "; wgmma on " +
+          (t.operands == Operands::TF32 ? "tf32" : "16-bit") + " operands needs a multiple of " +
+          std::to_string(t.kStep);
+    return failure();
+  }
+  t.warpgroups = warps / 4;
+  t.mTiles = alignTo(t.M, 64) / 64;
+  int64_t n8 = alignTo(t.N, 8);
+  // Split columns while warpgroups would idle and the halves stay whole
+  // instructions; then until a part fits one instruction (N <= 256).
+  t.nParts = 1;
+  while (t.mTiles * t.nParts * 2 <= t.warpgroups && n8 % (16 * t.nParts) == 0)
+    t.nParts *= 2;
+  while (n8 / t.nParts > 256 || n8 % (8 * t.nParts))
+    ++t.nParts;
+  t.nChunk = n8 / t.nParts;
+  // Rows past M and columns past N are staged as whatever is there: they only
+  // reach result elements nobody reads. K is exact.
+  t.rowsA = t.mTiles * 64;
+  t.rowsB = n8;
+  t.aOffset = 0;
+  t.bOffset = alignTo(t.rowsA * t.K * t.elemBytes, 128);
+  t.dOffset = alignTo(t.bOffset + t.rowsB * t.K * t.elemBytes, 128);
+  // Two f32 per lane per store; 8 extra columns keep a half-warp's rows in
+  // distinct banks.
+  t.dStride = t.N + 8;
+  t.bytes = t.dOffset + t.M * t.dStride * 4;
+  return t;
+}
