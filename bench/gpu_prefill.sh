@@ -18,10 +18,12 @@ for m in .kiln-out/prefill_small/*.json; do
   check "$m" --dims H=4,HV=8 --seqlens 5,0,130,64
 done
 echo "prefill golden checks: $(grep -c '^PASS' "$OUT/prefill_golden.log") passed, $fails failed"
-m=.kiln-out/prefill/prefill_sm_90a_simt.json
-for tool in memcheck racecheck synccheck; do
-  compute-sanitizer --tool $tool --error-exitcode 9 "$RUN" run "$m" --dims H=4,HV=8 --seqlens 1,64,70,7 >"$OUT/prefill-$tool.log" 2>&1
-  echo "$tool prefill_sm_90a_simt rc $? ($(grep -E -c 'ERROR SUMMARY: 0|0 hazards|RACECHECK SUMMARY: 0' "$OUT/prefill-$tool.log") clean summaries)"
+for s in simt wgmma; do
+  m=.kiln-out/prefill/prefill_sm_90a_$s.json
+  for tool in memcheck racecheck synccheck; do
+    compute-sanitizer --tool $tool --error-exitcode 9 "$RUN" run "$m" --dims H=4,HV=8 --seqlens 1,64,70,7 >"$OUT/prefill-$s-$tool.log" 2>&1
+    echo "$tool prefill_sm_90a_$s rc $? ($(grep -E -c 'ERROR SUMMARY: 0|0 hazards|RACECHECK SUMMARY: 0' "$OUT/prefill-$s-$tool.log") clean summaries)"
+  done
 done
 python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl 2>/dev/null; export PYTHONPATH=/tmp/site:bench
 PYTHONUNBUFFERED=1 FLA_PATH=.peer python3 bench/prefill_bench.py .kiln-out/prefill/*.json --json "$OUT/prefill.json" 2>&1 | tee "$OUT/prefill_bench.log"

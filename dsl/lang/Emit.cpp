@@ -1144,6 +1144,20 @@ SVal Emitter::builtin(const Expr &e, bool &handled) {
     SVal sum = binary("+", x, binary("-", y, SVal::ofInt(1), e.pos), e.pos);
     return sum.ok() ? binary("/", sum, y, e.pos) : SVal();
   }
+  if (fn == "clog2") {
+    // Compile-time only: sizes loops over the bits of a tile extent.
+    if (!arity(1, 1, {}))
+      return {};
+    int64_t x = constInt(*pos[0], "clog2()'s argument");
+    if (failed)
+      return {};
+    if (x < 1)
+      return error(e.pos, "clog2() needs a positive integer, got " + std::to_string(x));
+    int64_t bits = 0;
+    while ((int64_t(1) << bits) < x)
+      ++bits;
+    return SVal::ofInt(bits);
+  }
   handled = false;
   return {};
 }
