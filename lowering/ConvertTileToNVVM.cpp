@@ -894,10 +894,18 @@ LogicalResult GpuKernelLowering::lowerReduce(ReduceOp op) {
 }
 
 LogicalResult GpuKernelLowering::lowerFor(scf::ForOp op) {
-  // Loop-carried tiles travel as their registers, flattened into iter_args.
+  // Loop-carried tiles travel as their registers, flattened into iter_args;
+  // a role carries only the values it uses (KernelPlan).
+  SmallVector<unsigned> kept;
+  for (unsigned i = 0; i < op.getNumRegionIterArgs(); ++i)
+    if (plan.roles[role].carries(op, i))
+      kept.push_back(i);
+  auto keptOf = [&](ValueRange all) {
+    return llvm::map_to_vector(kept, [&](unsigned i) { return all[i]; });
+  };
   SmallVector<Value> inits;
   SmallVector<unsigned> counts;
-  for (Value init : op.getInitArgs()) {
+  for (Value init : keptOf(op.getInitArgs())) {
     if (isa<TileType>(init.getType())) {
       const Regs &r = regs[init];
       inits.append(r.begin(), r.end());
@@ -921,7 +929,7 @@ LogicalResult GpuKernelLowering::lowerFor(scf::ForOp op) {
       }
     }
   };
-  bindRange(op.getRegionIterArgs(), loop.getRegionIterArgs());
+  bindRange(keptOf(op.getRegionIterArgs()), loop.getRegionIterArgs());
   {
     OpBuilder::InsertionGuard guard(b);
     Block *body = loop.getBody();
@@ -932,7 +940,7 @@ LogicalResult GpuKernelLowering::lowerFor(scf::ForOp op) {
       if (failed(lowerOp(&inner)))
         return failure();
     SmallVector<Value> yields;
-    for (Value v : op.getBody()->getTerminator()->getOperands()) {
+    for (Value v : keptOf(op.getBody()->getTerminator()->getOperands())) {
       if (isa<TileType>(v.getType()))
         yields.append(regs[v].begin(), regs[v].end());
       else
@@ -940,7 +948,7 @@ LogicalResult GpuKernelLowering::lowerFor(scf::ForOp op) {
     }
     scf::YieldOp::create(b, loc(), yields);
   }
-  bindRange(op.getResults(), loop.getResults());
+  bindRange(keptOf(op.getResults()), loop.getResults());
   return success();
 }
 
@@ -1188,7 +1196,27 @@ LogicalResult GpuKernelLowering::lowerRingLoad(const RingPlan &ring, LoadOp load
   }
   SmallVector<Value> zeros(tileType.getRank(), cIndex(0));
   SmallVector<int64_t> keep = llvm::to_vector(llvm::seq<int64_t>(0, tileType.getRank()));
-  if (failed(lowerAccess(stageView, zeros, {}, keep, false, load.getResult(), true, 0.0)))
+  // The box came whole from inside the tensor (zeros outside it): limits
+  // tighter than the view's dims cut it again, in stage coordinates.
+  SmallVector<Value> stageLimits;
+  bool cut = false;
+  if (load.getMasked() && !load.getLimits().empty()) {
+    auto viewType = cast<ViewType>(load.getView().getType());
+    for (auto [td, vd] : llvm::enumerate(load.getKeep())) {
+      Value limit = map.lookup(load.getLimits()[vd]);
+      auto c = limit.getDefiningOp<arith::ConstantIndexOp>();
+      if (c && !viewType.isDynamicDim(vd) && c.value() >= viewType.getShape()[vd]) {
+        stageLimits.push_back(cIndex(tileType.getShape()[td]));
+        continue;
+      }
+      stageLimits.push_back(
+          arith::SubIOp::create(b, loc(), limit, map.lookup(load.getIndices()[vd])));
+      cut = true;
+    }
+  }
+  if (!cut)
+    stageLimits.clear();
+  if (failed(lowerAccess(stageView, zeros, stageLimits, keep, cut, load.getResult(), true, 0.0)))
     return failure();
   // The loads above are done before this release (arrive orders them).
   NVVM::MBarrierArriveOp::create(b, loc(), Type(),

@@ -5,6 +5,8 @@
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
+#include <cstdio>
+
 using namespace mlir;
 using namespace kiln;
 using namespace kiln::tile;
@@ -13,34 +15,75 @@ namespace {
 
 int64_t alignTo(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 
+std::string formatDouble(double x) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", x);
+  return text;
+}
+
 /// The ops `role` must lower so that its own ops can run: operands, the
-/// loops and conditions around them, loop-carried values. A ring load read by
-/// a role that does not issue it needs nothing of its indices: its tile
-/// arrives through shared memory.
+/// loops and conditions around them, and of a loop's carried values only
+/// those the role reads (inside or after the loop), each with its initial
+/// and next value. A ring load read by a role that does not issue it needs
+/// nothing of its indices (its tile arrives through shared memory) unless
+/// it has limits to apply again.
 void closeOver(KernelPlan &plan, unsigned role, ArrayRef<Operation *> seeds) {
-  DenseSet<Operation *> &runs = plan.roles[role].runs;
+  RolePlan &rp = plan.roles[role];
   SmallVector<Operation *> work(seeds.begin(), seeds.end());
+  SmallVector<std::pair<scf::ForOp, unsigned>> carriedWork;
   auto pushValue = [&](Value v) {
-    if (Operation *def = v.getDefiningOp())
-      work.push_back(def);
-    else if (auto arg = dyn_cast<BlockArgument>(v))
-      if (Operation *owner = arg.getOwner()->getParentOp(); owner && !isa<KernelOp>(owner))
-        work.push_back(owner);
+    if (auto res = dyn_cast<OpResult>(v)) {
+      work.push_back(res.getOwner());
+      if (auto loop = dyn_cast<scf::ForOp>(res.getOwner()))
+        carriedWork.push_back({loop, res.getResultNumber()});
+      return;
+    }
+    auto arg = cast<BlockArgument>(v);
+    Operation *owner = arg.getOwner()->getParentOp();
+    if (!owner || isa<KernelOp>(owner))
+      return;
+    work.push_back(owner);
+    if (auto loop = dyn_cast<scf::ForOp>(owner); loop && arg.getArgNumber() > 0)
+      carriedWork.push_back({loop, arg.getArgNumber() - 1});
   };
-  while (!work.empty()) {
+  while (!work.empty() || !carriedWork.empty()) {
+    if (!carriedWork.empty()) {
+      auto [loop, i] = carriedWork.pop_back_val();
+      SmallVector<bool> &carried = rp.carried[loop.getOperation()];
+      carried.resize(loop.getNumRegionIterArgs(), false);
+      if (carried[i])
+        continue;
+      carried[i] = true;
+      pushValue(loop.getInitArgs()[i]);
+      pushValue(loop.getBody()->getTerminator()->getOperand(i));
+      continue;
+    }
     Operation *op = work.pop_back_val();
-    if (isa<KernelOp>(op) || !runs.insert(op).second)
+    if (isa<KernelOp>(op) || !rp.runs.insert(op).second)
       continue;
     if (Operation *parent = op->getParentOp(); parent && !isa<KernelOp>(parent))
       work.push_back(parent);
     const RingPlan *ring = plan.ringOf(op);
-    if (ring && ring->issuer != role)
+    if (ring && ring->issuer != role) {
+      // The readers re-apply limits (tokens past a sequence's end) to what
+      // the copy brought: they need the window's start and its limits.
+      auto load = cast<LoadOp>(op);
+      if (load.getMasked() && !load.getLimits().empty()) {
+        for (Value v : load.getIndices())
+          pushValue(v);
+        for (Value v : load.getLimits())
+          pushValue(v);
+      }
       continue;
+    }
+    // A loop needs its bounds; its carried values come in as they are read.
+    if (auto loop = dyn_cast<scf::ForOp>(op)) {
+      for (Value v : {loop.getLowerBound(), loop.getUpperBound(), loop.getStep()})
+        pushValue(v);
+      continue;
+    }
     for (Value v : op->getOperands())
       pushValue(v);
-    // A loop's carried values all travel together.
-    if (auto loop = dyn_cast<scf::ForOp>(op))
-      work.push_back(loop.getBody()->getTerminator());
   }
 }
 
@@ -107,9 +150,13 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
     auto load = dyn_cast_or_null<LoadOp>(byId.lookup(id));
     if (!load)
       return kernel.emitOpError("pipeline buffer '") << id << "' is not a load", failure();
-    if (load.getMasked())
-      return load.emitOpError("is masked; a TMA copy cannot give masked-off elements their "
-                              "value: load it with `copy: ld`"),
+    // A TMA copy fills what lies outside the tensor with zeros; what lies
+    // past a limit inside it the readers mask again from shared memory.
+    if (load.getMasked() && load.getOther() && !load.getOther()->isZero())
+      return load.emitOpError("is masked with other = ")
+                 << formatDouble(load.getOther()->convertToDouble())
+                 << "; a TMA copy fills what lies outside the tensor with zeros: load it with "
+                    "`copy: ld`, or let masked-off elements read 0",
              failure();
     auto viewArg = dyn_cast<BlockArgument>(load.getView());
     if (!viewArg)

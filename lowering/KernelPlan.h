@@ -41,6 +41,13 @@ struct RolePlan {
   bool copyOnly = false;
   /// The kernel's ops (at any depth) this role lowers.
   llvm::DenseSet<mlir::Operation *> runs;
+  /// Per loop the role runs, which of its carried values it carries (the
+  /// others it neither reads nor computes).
+  llvm::DenseMap<mlir::Operation *, llvm::SmallVector<bool>> carried;
+  bool carries(mlir::Operation *loop, unsigned i) const {
+    auto it = carried.find(loop);
+    return it != carried.end() && i < it->second.size() && it->second[i];
+  }
   /// Where this role's ops that move a tile through shared memory (dot,
   /// transpose, cumsum, layout conversions) stage it, in dynamic shared
   /// memory; the largest such op sets the size.

@@ -104,6 +104,26 @@ void checkRegisterReallocation(const Schedule &s) {
                      std::to_string(covered) + " of " + std::to_string(s.warps) + " warps"};
 }
 
+/// The registers a CTA launches with must fit the busiest warp scheduler's
+/// share of the register file (the driver refuses the launch otherwise).
+void checkLaunchRegisters(const Schedule &s) {
+  const TargetDesc &t = *s.target;
+  int64_t perScheduler = (s.warps + t.schedulersPerSM - 1) / t.schedulersPerSM;
+  int64_t most = t.regsPerSM / t.schedulersPerSM / (32 * perScheduler) / 8 * 8;
+  int64_t launch = s.launchRegs();
+  if (launch <= most)
+    return;
+  const Role &widest = *std::max_element(
+      s.roles.begin(), s.roles.end(), [](const Role &a, const Role &b) { return a.regs < b.regs; });
+  throw Reject{widest.regsPos,
+               "a CTA of " + std::to_string(s.warps) + " warps puts " +
+                   std::to_string(perScheduler) + " warps on one of the SM's " +
+                   std::to_string(t.schedulersPerSM) + " schedulers, whose registers allow " +
+                   std::to_string(most) + " per thread; the roles launch with " +
+                   std::to_string(launch) +
+                   " (lower regs, or give a producer warpgroup fewer with setmaxnreg)"};
+}
+
 void parse(const YAML::Node &root, Schedule &s) {
   onlyKeys(root,
            {"target", "op", "params", "grid", "warps", "persistent", "mma", "roles", "pipelines",
@@ -229,6 +249,8 @@ void parse(const YAML::Node &root, Schedule &s) {
       s.roles.push_back(role);
     }
     checkRegisterReallocation(s);
+    if (t.isGpu)
+      checkLaunchRegisters(s);
   }
   // With roles, the lowering checks each computing role's warps.
   if (const MmaKind *k = t.mma(s.mma.name);

@@ -25,6 +25,7 @@ static const std::vector<TargetDesc> &targets() {
     hopper.smemBytes = 232448; // 227 KB opt-in
     hopper.regsPerThread = 255;
     hopper.regsPerSM = 65536;
+    hopper.schedulersPerSM = 4;
     hopper.maxWarps = 32;
     hopper.bandwidthBytesPerS = 3.35e12;
     hopper.bf16FlopsPerS = 989e12;

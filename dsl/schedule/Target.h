@@ -42,9 +42,13 @@ struct TargetDesc {
   int64_t tmemColumns = 0;            // tensor-memory columns per CTA (0: none)
   int64_t regsPerThread = 0;          // architectural maximum
   int64_t regsPerSM = 0;              // register file, 32-bit registers
-  int64_t maxWarps = 0;               // per CTA
-  double bandwidthBytesPerS = 0;      // nominal DRAM bandwidth, for estimates
-  double bf16FlopsPerS = 0;           // nominal dense bf16 tensor rate
+  /// Warp schedulers per SM: a CTA's warps are dealt to them in turn and
+  /// each holds a quarter of the register file, so the busiest one (with
+  /// ceil(warps / schedulers) warps) bounds the registers per thread.
+  int64_t schedulersPerSM = 1;
+  int64_t maxWarps = 0;          // per CTA
+  double bandwidthBytesPerS = 0; // nominal DRAM bandwidth, for estimates
+  double bf16FlopsPerS = 0;      // nominal dense bf16 tensor rate
 };
 
 /// Registers per thread a CTA launches with, given its roles as (regs,

@@ -79,6 +79,53 @@ tile.kernel @ring(%N: index, %x: !tile.view<[N, 8, 64], f32> {tile.access = "in"
 
 // -----
 
+// A ring load with a limit (a packed sequence's end) inside a loop that
+// carries a sum: the producer role runs the loop for its bounds only (it
+// carries nothing: no registers of the sum, no reduction), copies whole
+// boxes, and the compute role masks rows at or past the limit again as it
+// reads the stage (limit - start, in stage rows).
+// CHECK-LABEL: llvm.func @ring_limits(
+// CHECK: nvvm.setmaxregister decrease 40
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NOT: llvm.intr.vector.reduce
+// CHECK-NOT: nvvm.shfl
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: } else {
+// CHECK: nvvm.setmaxregister increase 232
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: %[[LEFT:.*]] = arith.subi %{{.*}}, %{{.*}} : index
+// CHECK: arith.cmpi slt, %{{.*}}, %[[LEFT]] : index
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xf32>
+// CHECK: nvvm.mbarrier.arrive
+tile.kernel @ring_limits(%N: index, %x: !tile.view<[N, 64], f32> {tile.access = "in"},
+                         %y: !tile.view<[64], f32> {tile.access = "out"}, %len32: i32) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 8, mma = "none",
+      roles = [#tile.role<name = "producer", firstWarp = 0, numWarps = 4, regs = 40, ops = ["t"]>,
+               #tile.role<name = "compute", firstWarp = 4, numWarps = 4, regs = 232, ops = ["st"]>],
+      pipelines = [#tile.pipeline<name = "ring", buffers = ["t"], depth = 2, copy = "tma">]>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c64 = arith.constant 64 : index
+  %len = arith.index_cast %len32 : i32 to index
+  %f0 = arith.constant 0.0 : f32
+  %zero = tile.splat %f0 : f32 -> !tile.tile<64xf32>
+  %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%acc = %zero) -> (!tile.tile<64xf32>) {
+    %row = arith.muli %i, %c8 : index
+    %t = tile.load %x[%row, %c0] limits [%len, %c64] window [8, 64] keep [0, 1] masked {tile.id = "t"} : !tile.view<[N, 64], f32> -> !tile.tile<8x64xf32>
+    %s = tile.reduce sum %t axis 0 : !tile.tile<8x64xf32> -> !tile.tile<64xf32>
+    %a = tile.add %acc, %s : !tile.tile<64xf32>
+    scf.yield %a : !tile.tile<64xf32>
+  }
+  tile.store %r, %y[%c0] window [64] keep [0] {tile.id = "st"} : !tile.tile<64xf32>, !tile.view<[64], f32>
+  tile.return
+}
+
+// -----
+
 // A SIMT dot: both operands staged row-major in the role's staging area of
 // dynamic shared memory, a barrier, then each thread accumulates its own
 // result elements over the inner dim with FMAs; a barrier frees the area.

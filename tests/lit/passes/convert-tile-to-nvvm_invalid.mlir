@@ -18,8 +18,8 @@ tile.kernel @masked_tma(%N: index, %x: !tile.view<[N, 8, 64], f32> {tile.access 
       roles = [], pipelines = [#tile.pipeline<name = "ring", buffers = ["t"], depth = 1, copy = "tma">]>} {
   %n = tile.program_ids ["n"] (%N) : index
   %c0 = arith.constant 0 : index
-  // expected-error @+1 {{is masked; a TMA copy cannot give masked-off elements their value}}
-  %t = tile.load %x[%n, %c0, %c0] window [1, 8, 64] keep [1, 2] masked {tile.id = "t"} : !tile.view<[N, 8, 64], f32> -> !tile.tile<8x64xf32>
+  // expected-error @+1 {{is masked with other = 1; a TMA copy fills what lies outside the tensor with zeros: load it with `copy: ld`, or let masked-off elements read 0}}
+  %t = tile.load %x[%n, %c0, %c0] window [1, 8, 64] keep [1, 2] masked {other = 1.0 : f64, tile.id = "t"} : !tile.view<[N, 8, 64], f32> -> !tile.tile<8x64xf32>
   tile.store %t, %y[%n, %c0, %c0] window [1, 8, 64] keep [1, 2] : !tile.tile<8x64xf32>, !tile.view<[N, 8, 64], f32>
   tile.return
 }
