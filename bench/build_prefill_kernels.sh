@@ -10,7 +10,7 @@ for s in ops/gdn/schedules/prefill_sm_90a*.yaml; do
   name=$(basename "$s" .yaml)
   "$KILN" compile ops/gdn/prefill.tile --schedule "$s" --emit cubin -o ".kiln-out/prefill/$name.cubin"
 done
-for s in simt wgmma; do
+for s in simt wgmma wgmma_tma; do
   "$KILN" compile ops/gdn/prefill.tile --schedule ops/gdn/schedules/prefill_sm_90a_$s.yaml -D K=64 -D V=32 \
     --emit cubin -o .kiln-out/prefill_small/${s}_k64v32.cubin
 done
