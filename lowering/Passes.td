@@ -157,10 +157,16 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
     threads write, a barrier, each thread reads its elements in the result
     layout, a barrier frees the area). `tile.dot` with `mma: simt` (or none)
     stages both operands the same way and each thread accumulates its result
-    elements with FMAs over the inner dim; other matrix instructions are an
-    error until they are lowered. The kernel's dynamic shared memory (rings,
-    barriers, staging) is recorded as `kiln.dynamic_shared_bytes` on the
-    `llvm.func` for the launch manifest.
+    elements with FMAs over the inner dim. With `mma: wgmma` both operands
+    are staged K-major in the no-swizzle core-matrix layout (a transpose
+    feeding only such dots folds into the staging), a proxy fence and a
+    barrier hand them to the tensor cores, each warpgroup issues
+    `nvvm.wgmma.mma_async` on shared-memory descriptors for its 64-row items
+    (f32 operands as tf32, bf16 / f16 as such) and writes its accumulator
+    fragment to a padded f32 area the result's layout reads back.
+    `tcgen05` is an error until it is lowered. The kernel's dynamic shared
+    memory (rings, barriers, staging) is recorded as
+    `kiln.dynamic_shared_bytes` on the `llvm.func` for the launch manifest.
 
     Before (a SIMT product):
     ```mlir
@@ -177,6 +183,22 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
       ...
     }
     nvvm.barrier0
+    ```
+    After, under `mma: wgmma` (one warpgroup, abridged):
+    ```mlir
+    llvm.store %a0123, %stageA {alignment = 16} : vector<4xf32>, !llvm.ptr<3>
+    llvm.store %b0123, %stageB {alignment = 16} : vector<4xf32>, !llvm.ptr<3>
+    nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+    nvvm.barrier0
+    nvvm.wgmma.fence.aligned
+    %d0 = nvvm.wgmma.mma_async %descA0, %descB0, %undef, <m = 64, n = 16, k = 8>,
+        D[<f32>, <zero>], A[<tf32>, <one>, <row>], B[<tf32>, <one>, <col>] : ...
+    %d1 = nvvm.wgmma.mma_async %descA1, %descB1, %d0, <m = 64, n = 16, k = 8>, ...
+    nvvm.wgmma.commit.group.sync.aligned
+    nvvm.wgmma.wait.group.sync.aligned 0
+    llvm.store %pair, %result {alignment = 8} : vector<2xf32>, !llvm.ptr<3>
+    nvvm.barrier0
+    %p0 = llvm.load %resultElem : !llvm.ptr<3> -> f32   // ... in the result's layout
     ```
 
     Warp roles (several `roles` in the schedule) become one branch each of an
