@@ -4,8 +4,8 @@
 # .kiln-out/prefill_small). Then carry .kiln-out and run bench/gpu_prefill.sh.
 set -euo pipefail
 KILN=${KILN:-build/bin/kiln}
-rm -rf .kiln-out/prefill .kiln-out/prefill_small
-mkdir -p .kiln-out/prefill .kiln-out/prefill_small
+rm -rf .kiln-out/prefill .kiln-out/prefill_small .kiln-out/matmul
+mkdir -p .kiln-out/prefill .kiln-out/prefill_small .kiln-out/matmul
 for s in ops/gdn/schedules/prefill_sm_90a*.yaml; do
   name=$(basename "$s" .yaml)
   "$KILN" compile ops/gdn/prefill.tile --schedule "$s" --emit cubin -o ".kiln-out/prefill/$name.cubin"
@@ -13,4 +13,10 @@ done
 for s in simt wgmma wgmma_tma; do
   "$KILN" compile ops/gdn/prefill.tile --schedule ops/gdn/schedules/prefill_sm_90a_$s.yaml -D K=64 -D V=32 \
     --emit cubin -o .kiln-out/prefill_small/${s}_k64v32.cubin
+done
+# Plain products for bench/gpu_matmul_check.py (the tensor-core lowering on
+# bf16 and on tf32 operands).
+for s in bf16 tf32; do
+  "$KILN" compile tests/gpu/matmul.tile --schedule tests/gpu/matmul_${s}_sm_90a.yaml \
+    --emit cubin -o .kiln-out/matmul/matmul_$s.cubin
 done

@@ -2,8 +2,9 @@
 # Run on the GPU machine from the repo root: builds kiln-gpu, checks every
 # compiled prefill kernel against the golden recurrence on the CPU test cases
 # (lengths around the chunk size, varlen, with and without initial state,
-# GVA and plain heads, K=64/V=32), runs compute-sanitizer on one, then times
-# ours beside FLA's chunk_gated_delta_rule (bench/prefill_bench.py).
+# GVA and plain heads, K=64/V=32), runs compute-sanitizer on some, checks the
+# plain bf16 / tf32 products of tests/gpu/matmul.tile against torch, then
+# times ours beside FLA's chunk_gated_delta_rule (bench/prefill_bench.py).
 set -uo pipefail
 OUT=${OUT:-/tmp/kiln-out}
 GOLDEN_LOG=$OUT/prefill_golden.log
@@ -29,4 +30,5 @@ for s in simt wgmma wgmma_tma; do
   done
 done
 python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl 2>/dev/null; export PYTHONPATH=/tmp/site:bench
+python3 bench/gpu_matmul_check.py || echo "FAIL: matmul check"
 PYTHONUNBUFFERED=1 FLA_PATH=.peer python3 bench/prefill_bench.py .kiln-out/prefill/*.json --json "$OUT/prefill.json" 2>&1 | tee "$OUT/prefill_bench.log"

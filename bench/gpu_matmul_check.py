@@ -1,0 +1,47 @@
+"""Checks the tensor-core lowering on a GPU: the plain products of
+tests/gpu/matmul.tile (compiled by bench/build_prefill_kernels.sh into
+.kiln-out/matmul) against float64 products of the same inputs, outputs
+poisoned with NaN first. bf16 operands multiply exactly (f32 accumulation);
+f32 operands go as tf32, so their tolerance is the tf32 rounding's.
+Exits 1 on any failure."""
+import sys
+
+import torch
+
+from kiln_loader import KilnKernel
+
+CASES = [  # manifest, M, N, tolerance (||c - ref|| / ||ref||)
+    (".kiln-out/matmul/matmul_bf16.json", 256, 512, 1e-5),
+    (".kiln-out/matmul/matmul_tf32.json", 96, 144, 2e-3),
+]
+
+
+def main():
+    torch.manual_seed(0)
+    failed = 0
+    for path, M, N, tol in CASES:
+        kern = KilnKernel(path)
+        K = kern.m["consts"]["K"]
+        c = torch.full((M, N), float("nan"), device="cuda")
+        if kern.m["entry"] == "matmul_bf16":
+            a = torch.randn(M, K, device="cuda").bfloat16()
+            b = torch.randn(K, N, device="cuda").bfloat16()
+            kern(a, b, c)
+            ref = a.double() @ b.double()
+        else:
+            a = torch.randn(M, K, device="cuda")
+            bt = torch.randn(N, K, device="cuda")
+            kern(a, bt, c)
+            ref = a.double() @ bt.double().T + 1.0
+        torch.cuda.synchronize()
+        nan = bool(torch.isnan(c).any() or torch.isinf(c).any())
+        err = ((c.double() - ref).norm() / ref.norm()).item()
+        ok = not nan and err < tol
+        failed += not ok
+        print(f"{kern.m['entry']:16s} M={M} N={N} K={K}: rel_err {err:.3e} (tol {tol:.0e})"
+              f"{' NaN' if nan else ''} {'PASS' if ok else 'FAIL'}")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
