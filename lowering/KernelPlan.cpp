@@ -238,15 +238,16 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
 
   // Staging areas, one per role, after the rings: roles stage concurrently.
   Operation *largest = nullptr; // the op staging the most, for the error below
+  int64_t largestBytes = 0;
   for (RolePlan &role : plan.roles) {
     kernel.walk([&](Operation *op) {
       if (!role.runs.contains(op))
         return;
       int64_t bytes = stagingBytesOf(op, schedule.getMma(), role.numWarps);
-      if (bytes > role.stagingBytes) {
-        role.stagingBytes = bytes;
-        if (!largest || bytes > stagingBytesOf(largest, schedule.getMma(), role.numWarps))
-          largest = op;
+      role.stagingBytes = std::max(role.stagingBytes, bytes);
+      if (bytes > largestBytes) {
+        largest = op;
+        largestBytes = bytes;
       }
     });
     if (!role.stagingBytes)
