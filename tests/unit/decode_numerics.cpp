@@ -6,30 +6,16 @@
 // schedule never changes the result.
 //
 //===----------------------------------------------------------------------===//
-#include "tools/kiln/Driver.h"
-
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
-
-#include <catch2/catch.hpp>
+#include "tests/unit/GdnNumerics.h"
 
 using namespace kiln;
+using namespace kiln::test;
 
-static std::vector<std::string> decodeSchedules() {
-  std::vector<std::string> out;
-  std::error_code ec;
-  std::string dir = std::string(KILN_SOURCE_DIR) + "/ops/gdn/schedules";
-  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec; it.increment(ec))
-    if (llvm::sys::path::filename(it->path()).starts_with("decode_"))
-      out.push_back(it->path());
-  std::sort(out.begin(), out.end());
-  return out;
-}
+static std::vector<std::string> decodeSchedules() { return gdnSchedules("decode_"); }
 
 static void checkDecode(const std::string &schedule, int64_t B, int64_t H, int64_t HV, int64_t K,
                         int64_t V, bool l2, bool saturate, double skip, uint64_t seed) {
-  std::map<std::string, lang::ExternalValue> consts = {
-      {"K", {K, "", "test"}}, {"V", {V, "", "test"}}, {"USE_QK_L2NORM", {l2, "", "test"}}};
+  std::map<std::string, lang::ExternalValue> consts = gdnConsts(K, V, l2);
   RunConfig cfg;
   cfg.dims = {{"B", B}, {"H", H}, {"HV", HV}};
   cfg.seed = seed;
@@ -44,12 +30,7 @@ static void checkDecode(const std::string &schedule, int64_t B, int64_t H, int64
                 << " l2=" << l2 << " saturate=" << saturate << "\n"
                 << errors);
   REQUIRE(ran);
-  REQUIRE(checks.size() == 3);
-  for (const CheckResult &c : checks) {
-    INFO(c.what << " rel_err " << c.relError);
-    CHECK_FALSE(c.nan);
-    CHECK(c.relError < c.tolerance);
-  }
+  requireAllPass(checks, 3);
 }
 
 TEST_CASE("decode matches the golden reference for every schedule and shape", "[decode]") {

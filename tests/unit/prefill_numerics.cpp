@@ -9,25 +9,12 @@
 // final state start as NaN.
 //
 //===----------------------------------------------------------------------===//
-#include "tools/kiln/Driver.h"
-
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
-
-#include <catch2/catch.hpp>
+#include "tests/unit/GdnNumerics.h"
 
 using namespace kiln;
+using namespace kiln::test;
 
-static std::vector<std::string> prefillSchedules() {
-  std::vector<std::string> out;
-  std::error_code ec;
-  std::string dir = std::string(KILN_SOURCE_DIR) + "/ops/gdn/schedules";
-  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec; it.increment(ec))
-    if (llvm::sys::path::filename(it->path()).starts_with("prefill_"))
-      out.push_back(it->path());
-  std::sort(out.begin(), out.end());
-  return out;
-}
+static std::vector<std::string> prefillSchedules() { return gdnSchedules("prefill_"); }
 
 struct PrefillCase {
   std::vector<int64_t> lens;
@@ -36,8 +23,7 @@ struct PrefillCase {
 };
 
 static void checkPrefill(const std::string &schedule, const PrefillCase &c, uint64_t seed) {
-  std::map<std::string, lang::ExternalValue> consts = {
-      {"K", {c.K, "", "test"}}, {"V", {c.V, "", "test"}}, {"USE_QK_L2NORM", {c.l2, "", "test"}}};
+  std::map<std::string, lang::ExternalValue> consts = gdnConsts(c.K, c.V, c.l2);
   RunConfig cfg;
   cfg.dims = {{"H", c.H}, {"HV", c.HV}};
   cfg.seqLens = c.lens;
@@ -53,12 +39,7 @@ static void checkPrefill(const std::string &schedule, const PrefillCase &c, uint
                 << " saturate=" << c.saturate << "\n"
                 << errors);
   REQUIRE(ran);
-  REQUIRE(checks.size() == 2);
-  for (const CheckResult &r : checks) {
-    INFO(r.what << " rel_err " << r.relError);
-    CHECK_FALSE(r.nan);
-    CHECK(r.relError < r.tolerance);
-  }
+  requireAllPass(checks, 2);
 }
 
 TEST_CASE("prefill matches the recurrence for lengths around the chunk size", "[prefill]") {

@@ -6,6 +6,19 @@
 
 using namespace kiln;
 
+/// A view parameter of a kernel signature (size -1: a runtime dim).
+static ParamInfo viewParam(std::string name, std::string access, DType dtype,
+                           std::vector<int64_t> sizes, std::vector<std::string> dimNames) {
+  ParamInfo p;
+  p.name = std::move(name);
+  p.isView = true;
+  p.access = std::move(access);
+  p.dtype = dtype;
+  p.sizes = std::move(sizes);
+  p.dimNames = std::move(dimNames);
+  return p;
+}
+
 TEST_CASE("bundled schedules load and carry their target's budgets", "[schedule]") {
   Schedule s;
   std::string errors;
@@ -33,16 +46,8 @@ TEST_CASE("kernel arguments are checked against the signature", "[runtime]") {
   KernelSignature sig;
   sig.name = "k";
   sig.runtimeDims = {"B"};
-  ParamInfo x;
-  x.name = "x";
-  x.isView = true;
-  x.access = "in";
-  x.dtype = DType::F32;
-  x.sizes = {-1, 4};
-  x.dimNames = {"B", ""};
-  ParamInfo y = x;
-  y.name = "y";
-  sig.params = {x, y};
+  sig.params = {viewParam("x", "in", DType::F32, {-1, 4}, {"B", ""}),
+                viewParam("y", "in", DType::F32, {-1, 4}, {"B", ""})};
   float buf[64];
   std::map<std::string, int64_t> dims;
   std::string error;
@@ -72,25 +77,12 @@ TEST_CASE("a dim N + 1 is tied to N at launch", "[runtime]") {
   KernelSignature sig;
   sig.name = "k";
   sig.runtimeDims = {"N+1", "N"};
-  ParamInfo cu;
-  cu.name = "cu_seqlens";
-  cu.isView = true;
-  cu.access = "in";
-  cu.dtype = DType::I64;
-  cu.sizes = {-1};
-  cu.dimNames = {"N+1"};
-  ParamInfo state;
-  state.name = "state";
-  state.isView = true;
-  state.access = "out";
-  state.dtype = DType::F32;
-  state.sizes = {-1, 2};
-  state.dimNames = {"N", ""};
   int64_t offsets[8];
   float buf[16];
   std::map<std::string, int64_t> dims;
   std::string error;
-  sig.params = {cu, state};
+  ParamInfo cu = viewParam("cu_seqlens", "in", DType::I64, {-1}, {"N+1"});
+  sig.params = {cu, viewParam("state", "out", DType::F32, {-1, 2}, {"N", ""})};
   CHECK(bindArguments(
       sig, {ArgValue::tensor(offsets, {5}, DType::I64), ArgValue::tensor(buf, {4, 2}, DType::F32)},
       dims, error));
