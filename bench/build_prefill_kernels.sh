@@ -6,12 +6,12 @@ set -euo pipefail
 KILN=${KILN:-build/bin/kiln}
 rm -rf .kiln-out/prefill .kiln-out/prefill_small .kiln-out/matmul
 mkdir -p .kiln-out/prefill .kiln-out/prefill_small .kiln-out/matmul
-for s in ops/gdn/schedules/prefill_sm_90a*.yaml; do
+for s in ops/gdn/schedules/prefill_sm_90a*.yaml ops/gdn/schedules/prefill_split_sm_90a*.yaml; do
   name=$(basename "$s" .yaml)
   "$KILN" compile ops/gdn/prefill.tile --schedule "$s" --emit cubin -o ".kiln-out/prefill/$name.cubin"
 done
-for s in simt wgmma wgmma_tma; do
-  "$KILN" compile ops/gdn/prefill.tile --schedule ops/gdn/schedules/prefill_sm_90a_$s.yaml -D K=64 -D V=32 \
+for s in sm_90a_simt sm_90a_wgmma sm_90a_wgmma_tma split_sm_90a_simt split_sm_90a_wgmma; do
+  "$KILN" compile ops/gdn/prefill.tile --schedule ops/gdn/schedules/prefill_$s.yaml -D K=64 -D V=32 \
     --emit cubin -o .kiln-out/prefill_small/${s}_k64v32.cubin
 done
 # Plain products for bench/gpu_matmul_check.py (the tensor-core lowering on

@@ -19,14 +19,14 @@ for m in .kiln-out/prefill_small/*.json; do
   check "$m" --dims H=4,HV=8 --seqlens 5,0,130,64
 done
 echo "prefill golden checks: $(grep -c '^PASS' "$OUT/prefill_golden.log") passed, $fails failed"
-for s in simt wgmma wgmma_tma; do
-  m=.kiln-out/prefill/prefill_sm_90a_$s.json
+for s in sm_90a_simt sm_90a_wgmma sm_90a_wgmma_tma split_sm_90a_wgmma; do
+  m=.kiln-out/prefill/prefill_$s.json
   for tool in memcheck racecheck synccheck; do
     # One log for all of them: the device tool brings back a handful of files.
     compute-sanitizer --tool $tool --error-exitcode 9 "$RUN" run "$m" --dims H=4,HV=8 --seqlens 1,64,70,7 >/tmp/sanitizer.log 2>&1
     rc=$?
-    { echo "== $tool prefill_sm_90a_$s rc $rc"; cat /tmp/sanitizer.log; } >>"$OUT/prefill-sanitizers.log"
-    echo "$tool prefill_sm_90a_$s rc $rc ($(grep -E -c 'ERROR SUMMARY: 0|0 hazards|RACECHECK SUMMARY: 0' /tmp/sanitizer.log) clean summaries)"
+    { echo "== $tool prefill_$s rc $rc"; cat /tmp/sanitizer.log; } >>"$OUT/prefill-sanitizers.log"
+    echo "$tool prefill_$s rc $rc ($(grep -E -c 'ERROR SUMMARY: 0|0 hazards|RACECHECK SUMMARY: 0' /tmp/sanitizer.log) clean summaries)"
   done
 done
 python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl 2>/dev/null; export PYTHONPATH=/tmp/site:bench

@@ -45,31 +45,21 @@ def _grid_extent(expr, dims):
             "ceildiv": -(-a // b)}[op]
 
 
-class KilnKernel:
-    def __init__(self, manifest_path):
-        self.path = manifest_path
-        with open(manifest_path) as f:
-            self.m = json.load(f)
-        image_path = os.path.join(os.path.dirname(os.path.abspath(manifest_path)), self.m["image"])
-        with open(image_path, "rb") as f:
-            image = f.read()
-        if not image_path.endswith(".cubin"):
-            image += b"\0"
-        torch.cuda.init()
-        torch.zeros(1, device="cuda")  # makes the primary context current
+class _Entry:
+    """One kernel of an image: binds arguments and launches on torch's stream."""
+
+    def __init__(self, m, module, label):
         cu = _driver()
-        self._image = ctypes.create_string_buffer(image, len(image))
-        self.module = ctypes.c_void_p()
-        _check(cu.cuModuleLoadData(ctypes.byref(self.module), self._image), "cuModuleLoadData")
+        self.m = m
         self.function = ctypes.c_void_p()
-        _check(cu.cuModuleGetFunction(ctypes.byref(self.function), self.module,
-                                      self.m["entry"].encode()), "cuModuleGetFunction")
-        shared = self.m.get("dynamic_shared_bytes", 0)
-        if shared > 48 * 1024:
+        _check(cu.cuModuleGetFunction(ctypes.byref(self.function), module,
+                                      m["entry"].encode()), "cuModuleGetFunction")
+        shared = m.get("dynamic_shared_bytes", 0)
+        if shared > 0:  # static + dynamic past 48 KB needs the opt-in: always opt in
             _check(cu.cuFuncSetAttribute(self.function, 8, ctypes.c_int(shared)),
                    "cuFuncSetAttribute")
-        self.params = self.m["params"]
-        self.name = f'{self.m["entry"]}[{self.m["schedule"]}]'
+        self.params = m["params"]
+        self.name = f'{m["entry"]}[{label}]'
         self._maps = {}
         self.sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
 
@@ -130,12 +120,13 @@ class KilnKernel:
 
     def __call__(self, *args):
         dims = self.bind(args)
-        grid = [_grid_extent(e, dims) for e in self.m["grid"]] + [1] * (3 - len(self.m["grid"]))
+        m = self.m
+        grid = [_grid_extent(e, dims) for e in m["grid"]] + [1] * (3 - len(m["grid"]))
         if min(grid) <= 0:
             return
-        if self.m.get("persistent", 0):
-            grid = [min(grid[0] * grid[1] * grid[2], self.sms * self.m["persistent"]), 1, 1]
-        holders = [ctypes.c_int64(dims.get(n, 0)) for n in self.m["dims"]]
+        if m.get("persistent", 0):
+            grid = [min(grid[0] * grid[1] * grid[2], self.sms * m["persistent"]), 1, 1]
+        holders = [ctypes.c_int64(dims.get(n, 0)) for n in m["dims"]]
         for p, a in zip(self.params, args):
             if p["kind"] == "view":
                 holders.append(ctypes.c_void_p(a.data_ptr()))
@@ -148,11 +139,63 @@ class KilnKernel:
             else:
                 holders.append(ctypes.c_int64(a))
         addrs = [ctypes.addressof(h) for h in holders]
-        for info in self.m.get("tensor_maps", []):
+        for info in m.get("tensor_maps", []):
             addrs.append(self._tensor_map(info, args[info["param"]])[1].value)
         params = (ctypes.c_void_p * len(addrs))(*addrs)
         stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
         _check(_driver().cuLaunchKernel(self.function, grid[0], grid[1], grid[2],
-                                        self.m["threads"], 1, 1,
-                                        self.m.get("dynamic_shared_bytes", 0), stream, params,
+                                        m["threads"], 1, 1,
+                                        m.get("dynamic_shared_bytes", 0), stream, params,
                                         None), f"cuLaunchKernel({self.name})")
+
+
+class KilnKernel:
+    """A compiled kernel, or an op of several kernels (its manifest has
+    `launches`): then each call allocates the op's scratch tensors once per
+    shape (filled with 0xff bytes the first time, so unwritten reads show as
+    NaN) and launches the kernels in order on torch's current stream."""
+
+    def __init__(self, manifest_path):
+        self.path = manifest_path
+        with open(manifest_path) as f:
+            self.m = json.load(f)
+        image_path = os.path.join(os.path.dirname(os.path.abspath(manifest_path)), self.m["image"])
+        with open(image_path, "rb") as f:
+            image = f.read()
+        if not image_path.endswith(".cubin"):
+            image += b"\0"
+        torch.cuda.init()
+        torch.zeros(1, device="cuda")  # makes the primary context current
+        self._image = ctypes.create_string_buffer(image, len(image))
+        self.module = ctypes.c_void_p()
+        _check(_driver().cuModuleLoadData(ctypes.byref(self.module), self._image),
+               "cuModuleLoadData")
+        self.name = f'{self.m["entry"]}[{self.m["schedule"]}]'
+        if "launches" in self.m:
+            self.steps = [_Entry(k, self.module, self.m["schedule"]) for k in self.m["kernels"]]
+            self.whole = _Entry.__new__(_Entry)  # binds the op's own signature
+            self.whole.params, self.whole.name = self.m["params"], self.name
+            self._scratch = {}
+        else:
+            self.steps = None
+            self.single = _Entry(self.m, self.module, self.m["schedule"])
+
+    def _scratch_for(self, dims):
+        key = tuple(sorted(dims.items()))
+        if key not in self._scratch:
+            tensors = []
+            for s in self.m["scratch"]:
+                shape = [dims[d] if isinstance(d, str) else d for d in s["shape"]]
+                t = torch.empty(shape, dtype=_DTYPES[s["dtype"]], device="cuda")
+                t.view(torch.uint8).fill_(255)
+                tensors.append(t)
+            self._scratch[key] = tensors
+        return self._scratch[key]
+
+    def __call__(self, *args):
+        if self.steps is None:
+            return self.single(*args)
+        dims = self.whole.bind(args)
+        scratch = self._scratch_for(dims)
+        for launch, step in zip(self.m["launches"], self.steps):
+            step(*[args[i] if i >= 0 else scratch[-1 - i] for i in launch["args"]])

@@ -113,6 +113,70 @@ LogicalResult KernelOp::verifyRegions() {
 }
 
 //===----------------------------------------------------------------------===//
+// HostOp, ScratchOp, LaunchOp
+//===----------------------------------------------------------------------===//
+
+ParseResult HostOp::parse(OpAsmParser &parser, OperationState &result) {
+  auto buildType = [](Builder &b, ArrayRef<Type> args, ArrayRef<Type> results,
+                      function_interface_impl::VariadicFlag,
+                      std::string &) { return b.getFunctionType(args, results); };
+  return function_interface_impl::parseFunctionOp(
+      parser, result, /*allowVariadic=*/false, getFunctionTypeAttrName(result.name), buildType,
+      getArgAttrsAttrName(result.name), getResAttrsAttrName(result.name));
+}
+
+void HostOp::print(OpAsmPrinter &p) {
+  function_interface_impl::printFunctionOp(p, *this, /*isVariadic=*/false,
+                                           getFunctionTypeAttrName(), getArgAttrsAttrName(),
+                                           getResAttrsAttrName());
+}
+
+StringRef HostOp::getAccess(unsigned argIndex) {
+  if (auto access = getArgAttrOfType<StringAttr>(argIndex, kAccessAttr))
+    return access.getValue();
+  return {};
+}
+
+LogicalResult HostOp::verify() {
+  if (!getFunctionType().getResults().empty())
+    return emitOpError("ops return nothing; write results through out views");
+  unsigned numDims = getDimNames().size();
+  ArrayRef<Type> inputs = getFunctionType().getInputs();
+  if (inputs.size() < numDims)
+    return emitOpError("has ") << numDims << " dim names but only " << inputs.size()
+                               << " arguments";
+  for (unsigned i = 0; i < numDims; ++i)
+    if (!inputs[i].isIndex())
+      return emitOpError("argument ") << i << " is a runtime dim and must be index";
+  return success();
+}
+
+LogicalResult ScratchOp::verify() {
+  ViewType t = getResult().getType();
+  int64_t dynamic = llvm::count_if(t.getShape(), ShapedType::isDynamic);
+  if ((int64_t)getSizes().size() != dynamic)
+    return emitOpError("needs one size per runtime dim of its type (")
+           << dynamic << "), got " << getSizes().size();
+  return success();
+}
+
+LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  auto kernel = symbols.lookupNearestSymbolFrom<KernelOp>(*this, getKernelAttr());
+  if (!kernel)
+    return emitOpError("'") << getKernel() << "' is not a tile.kernel of this module";
+  ArrayRef<Type> want = kernel.getFunctionType().getInputs();
+  if (want.size() != getArgs().size())
+    return emitOpError("kernel '")
+           << getKernel() << "' takes " << want.size()
+           << " arguments (its dims, then its parameters), got " << getArgs().size();
+  for (auto [i, pair] : llvm::enumerate(llvm::zip(want, getArgs().getTypes())))
+    if (std::get<0>(pair) != std::get<1>(pair))
+      return emitOpError("argument ") << i << " is " << std::get<1>(pair) << " but kernel '"
+                                      << getKernel() << "' takes " << std::get<0>(pair);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // ProgramIdsOp
 //===----------------------------------------------------------------------===//
 
@@ -129,8 +193,8 @@ LogicalResult ProgramIdsOp::verify() {
 //===----------------------------------------------------------------------===//
 
 static LogicalResult verifyWindow(Operation *op, ViewType view, unsigned numIndices,
-                                  unsigned numLimits, bool masked, ArrayRef<int64_t> window,
-                                  ArrayRef<int64_t> keep, TileType tile) {
+                                  unsigned numFloors, unsigned numLimits, bool masked,
+                                  ArrayRef<int64_t> window, ArrayRef<int64_t> keep, TileType tile) {
   if (numIndices != view.getRank() || window.size() != view.getRank())
     return op->emitOpError("needs one index and one window extent per view dim (")
            << view.getRank() << ")";
@@ -138,6 +202,10 @@ static LogicalResult verifyWindow(Operation *op, ViewType view, unsigned numIndi
     return op->emitOpError("needs no limits or one per view dim (") << view.getRank() << ")";
   if (numLimits != 0 && !masked)
     return op->emitOpError("with limits must be masked");
+  if (numFloors != 0 && numFloors != view.getRank())
+    return op->emitOpError("needs no floors or one per view dim (") << view.getRank() << ")";
+  if (numFloors != 0 && !masked)
+    return op->emitOpError("with floors must be masked");
   if (keep.size() != tile.getRank())
     return op->emitOpError("keeps ")
            << keep.size() << " dims but the tile has rank " << tile.getRank();
@@ -166,13 +234,15 @@ static LogicalResult verifyWindow(Operation *op, ViewType view, unsigned numIndi
 }
 
 LogicalResult LoadOp::verify() {
-  return verifyWindow(*this, getView().getType(), getIndices().size(), getLimits().size(),
-                      getMasked(), getWindow(), getKeep(), getResult().getType());
+  return verifyWindow(*this, getView().getType(), getIndices().size(), getFloors().size(),
+                      getLimits().size(), getMasked(), getWindow(), getKeep(),
+                      getResult().getType());
 }
 
 LogicalResult StoreOp::verify() {
-  return verifyWindow(*this, getView().getType(), getIndices().size(), getLimits().size(),
-                      getMasked(), getWindow(), getKeep(), getValue().getType());
+  return verifyWindow(*this, getView().getType(), getIndices().size(), getFloors().size(),
+                      getLimits().size(), getMasked(), getWindow(), getKeep(),
+                      getValue().getType());
 }
 
 //===----------------------------------------------------------------------===//

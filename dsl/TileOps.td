@@ -88,6 +88,77 @@ def Tile_ReturnOp : Tile_Op<"return", [Pure, Terminator, ReturnLike, HasParent<"
   let assemblyFormat = "attr-dict";
 }
 
+def Tile_HostOp : Tile_Op<"op", [IsolatedFromAbove, FunctionOpInterface, Symbol]> {
+  let summary = "an op made of kernel launches, run by the host";
+  let description = [{
+    The public entry of an op whose work takes several kernels: the entry
+    block's arguments are, as for `tile.kernel`, the runtime dims (`index`,
+    named by `dim_names`) and then the parameters. The body allocates scratch
+    tensors (`tile.scratch`) and launches kernels of the same module in order
+    (`tile.launch`); each launch finishes before the next starts. It never
+    lowers to device code: backends read it as a launch plan (the CPU runner
+    and the GPU runtime allocate the scratch and launch in order).
+
+    ```mlir
+    tile.op @two_pass(%T: index, %x: !tile.view<[T, 64], f32> {tile.access = "in"},
+                      %y: !tile.view<[T, 64], f32> {tile.access = "out"})
+        attributes {dim_names = ["T"]} {
+      %tmp = tile.scratch "tmp" (%T) : !tile.view<[T, 64], f32>
+      tile.launch @first(%T, %x, %tmp) : index, !tile.view<[T, 64], f32>, !tile.view<[T, 64], f32>
+      tile.launch @second(%T, %tmp, %y) : index, !tile.view<[T, 64], f32>, !tile.view<[T, 64], f32>
+      tile.end
+    }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       TypeAttrOf<FunctionType>:$function_type,
+                       OptionalAttr<StrAttr>:$sym_visibility,
+                       OptionalAttr<DictArrayAttr>:$arg_attrs,
+                       OptionalAttr<DictArrayAttr>:$res_attrs,
+                       StrArrayAttr:$dim_names);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::Region *getCallableRegion() { return &getBody(); }
+    ::llvm::ArrayRef<::mlir::Type> getArgumentTypes() { return getFunctionType().getInputs(); }
+    ::llvm::ArrayRef<::mlir::Type> getResultTypes() { return getFunctionType().getResults(); }
+    /// `in`, `out` or `inout` for a view parameter, empty for scalars and dims.
+    ::llvm::StringRef getAccess(unsigned argIndex);
+  }];
+}
+
+def Tile_EndOp : Tile_Op<"end", [Pure, Terminator, HasParent<"HostOp">]> {
+  let summary = "end of an op's launch plan";
+  let assemblyFormat = "attr-dict";
+}
+
+def Tile_ScratchOp : Tile_Op<"scratch", [HasParent<"HostOp">]> {
+  let summary = "a tensor the op allocates for its kernels";
+  let description = [{
+    A dense row-major tensor that lives for one run of the op, passed from
+    kernel to kernel. `sizes` give its runtime dims, one per dynamic dim of
+    the result type, in order. Its contents start undefined: a kernel must
+    write what a later one reads.
+  }];
+  let arguments = (ins StrAttr:$name, Variadic<Index>:$sizes);
+  let results = (outs Tile_ViewType:$result);
+  let assemblyFormat = "$name `(` $sizes `)` attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_LaunchOp : Tile_Op<"launch", [HasParent<"HostOp">,
+                                       DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "run every program of a kernel's grid";
+  let description = [{
+    Launches the `tile.kernel` named `kernel` with exactly its arguments: its
+    runtime dims, then its parameters (views of the op or scratch tensors,
+    and scalars). View types must equal the kernel's, dim names included.
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$kernel, Variadic<AnyType>:$args);
+  let assemblyFormat = "$kernel `(` $args `)` attr-dict `:` type($args)";
+}
+
 def Tile_ProgramIdsOp : Tile_Op<"program_ids", [Pure]> {
   let summary = "the coordinates of this program instance in the grid";
   let description = [{
@@ -113,20 +184,23 @@ def Tile_LoadOp : Tile_Op<"load", [MemoryEffects<[MemRead]>, AttrSizedOperandSeg
     elements outside the view read as `other` (0 by default); without it the
     window must lie inside the view. `limits`, when present (one per dim,
     masked loads only), bound the view further: an element whose index along
-    dim d is not below `limits[d]` counts as outside. The language uses them
-    for sub-views such as one sequence `q[bos..eos]` of a packed batch.
+    dim d is not below `limits[d]` counts as outside; `floors`, likewise,
+    bound it from below (an index under `floors[d]` is outside). The language
+    uses them for sub-views such as one sequence `q[bos..eos]` of a packed
+    batch, with floors only where a window may start before the sub-view.
 
     ```mlir
     %t = tile.load %q[%i, %h, %c0] limits [%eos, %H, %c128] window [64, 1, 128]
          keep [0, 2] masked : !tile.view<?x?x128xbf16> -> !tile.tile<64x128xbf16>
     ```
   }];
-  let arguments = (ins Tile_ViewType:$view, Variadic<Index>:$indices, Variadic<Index>:$limits,
-                       DenseI64ArrayAttr:$window, DenseI64ArrayAttr:$keep,
-                       UnitAttr:$masked, OptionalAttr<F64Attr>:$other);
+  let arguments = (ins Tile_ViewType:$view, Variadic<Index>:$indices, Variadic<Index>:$floors,
+                       Variadic<Index>:$limits, DenseI64ArrayAttr:$window,
+                       DenseI64ArrayAttr:$keep, UnitAttr:$masked, OptionalAttr<F64Attr>:$other);
   let results = (outs Tile_TileType:$result);
   let assemblyFormat = [{
-    $view `[` $indices `]` (`limits` `[` $limits^ `]`)? `window` $window `keep` $keep
+    $view `[` $indices `]` (`floors` `[` $floors^ `]`)? (`limits` `[` $limits^ `]`)?
+    `window` $window `keep` $keep
     (`masked` $masked^)? attr-dict `:` type($view) `->` type($result)
   }];
   let hasVerifier = 1;
@@ -135,14 +209,16 @@ def Tile_LoadOp : Tile_Op<"load", [MemoryEffects<[MemRead]>, AttrSizedOperandSeg
 def Tile_StoreOp : Tile_Op<"store", [MemoryEffects<[MemWrite]>, AttrSizedOperandSegments]> {
   let summary = "store a tile into a window of a global view";
   let description = [{
-    The window and `limits` are described as for `tile.load`; with `masked`,
-    elements outside the view (or past a limit) are not written.
+    The window, `floors` and `limits` are described as for `tile.load`; with
+    `masked`, elements outside the view (or outside the floors and limits)
+    are not written.
   }];
   let arguments = (ins Tile_TileType:$value, Tile_ViewType:$view, Variadic<Index>:$indices,
-                       Variadic<Index>:$limits, DenseI64ArrayAttr:$window,
-                       DenseI64ArrayAttr:$keep, UnitAttr:$masked);
+                       Variadic<Index>:$floors, Variadic<Index>:$limits,
+                       DenseI64ArrayAttr:$window, DenseI64ArrayAttr:$keep, UnitAttr:$masked);
   let assemblyFormat = [{
-    $value `,` $view `[` $indices `]` (`limits` `[` $limits^ `]`)? `window` $window `keep` $keep
+    $value `,` $view `[` $indices `]` (`floors` `[` $floors^ `]`)? (`limits` `[` $limits^ `]`)?
+    `window` $window `keep` $keep
     (`masked` $masked^)? attr-dict `:` type($value) `,` type($view)
   }];
   let hasVerifier = 1;

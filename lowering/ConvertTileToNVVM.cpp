@@ -133,9 +133,9 @@ private:
   LogicalResult lowerProgramIds(ProgramIdsOp op);
   /// A load into `tile` or a store of it; the tile's shape is the window's
   /// `keep` dims.
-  LogicalResult lowerAccess(const ViewInfo &vi, ArrayRef<Value> starts, ArrayRef<Value> limits,
-                            ArrayRef<int64_t> keep, bool masked, Value tile, bool isLoad,
-                            double other);
+  LogicalResult lowerAccess(const ViewInfo &vi, ArrayRef<Value> starts, ArrayRef<Value> floors,
+                            ArrayRef<Value> limits, ArrayRef<int64_t> keep, bool masked, Value tile,
+                            bool isLoad, double other);
   LogicalResult lowerReduce(ReduceOp op);
 
   // Moving tiles through the role's staging area in shared memory.
@@ -655,8 +655,9 @@ static bool knownMultipleOf(Value v, int64_t n) {
 }
 
 LogicalResult GpuKernelLowering::lowerAccess(const ViewInfo &vi, ArrayRef<Value> starts,
-                                             ArrayRef<Value> limits, ArrayRef<int64_t> keep,
-                                             bool masked, Value tile, bool isLoad, double other) {
+                                             ArrayRef<Value> floors, ArrayRef<Value> limits,
+                                             ArrayRef<int64_t> keep, bool masked, Value tile,
+                                             bool isLoad, double other) {
   auto tileType = cast<TileType>(tile.getType());
   Type elem = tileType.getElementType();
   unsigned elemBytes = std::max(1u, elem.getIntOrFloatBitWidth() / 8);
@@ -705,6 +706,13 @@ LogicalResult GpuKernelLowering::lowerAccess(const ViewInfo &vi, ArrayRef<Value>
     auto c = limits[vd].getDefiningOp<arith::ConstantIndexOp>();
     return !c || vi.type.isDynamicDim(vd) || c.value() < vi.type.getShape()[vd];
   };
+  // A floor other than 0: the window may start before a sub-view.
+  auto floorBinds = [&](unsigned vd) {
+    if (floors.empty())
+      return false;
+    auto c = floors[vd].getDefiningOp<arith::ConstantIndexOp>();
+    return !c || c.value() > 0;
+  };
   // A static dim the window provably stays inside needs no check.
   auto inside = [&](unsigned td) {
     unsigned vd = keep[td];
@@ -719,7 +727,7 @@ LogicalResult GpuKernelLowering::lowerAccess(const ViewInfo &vi, ArrayRef<Value>
   int64_t vec = 1;
   unsigned last = rank - 1;
   if (!l.isUnit(last) && keep[last] == (int64_t)vi.type.getRank() - 1 &&
-      !(masked && limitBinds(keep[last]))) {
+      !(masked && (limitBinds(keep[last]) || floorBinds(keep[last])))) {
     int64_t innermost = vi.type.getShape().back();
     vec = std::min<int64_t>(l.size[l.dims[last]], 16 / elemBytes);
     while (vec > 1 && (ShapedType::isDynamic(innermost) || innermost % vec != 0 ||
@@ -754,6 +762,9 @@ LogicalResult GpuKernelLowering::lowerAccess(const ViewInfo &vi, ArrayRef<Value>
         if (limitBinds(vd))
           inBounds = andOf(inBounds, arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt,
                                                            coord, limits[vd]));
+        if (floorBinds(vd))
+          inBounds = andOf(inBounds, arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::sge,
+                                                           coord, floors[vd]));
       }
     }
     Value ptr = gep(offset);
@@ -986,14 +997,14 @@ LogicalResult GpuKernelLowering::lowerOp(Operation *op) {
         if (const RingPlan *ring = plan.ringOf(load))
           return lowerRingLoad(*ring, load);
         return lowerAccess(views[load.getView()], mapped(load.getIndices()),
-                           mapped(load.getLimits()), load.getKeep(), load.getMasked(),
-                           load.getResult(), /*isLoad=*/true,
+                           mapped(load.getFloors()), mapped(load.getLimits()), load.getKeep(),
+                           load.getMasked(), load.getResult(), /*isLoad=*/true,
                            load.getOther() ? load.getOther()->convertToDouble() : 0.0);
       })
       .Case([&](StoreOp store) {
         return lowerAccess(views[store.getView()], mapped(store.getIndices()),
-                           mapped(store.getLimits()), store.getKeep(), store.getMasked(),
-                           store.getValue(), /*isLoad=*/false, 0.0);
+                           mapped(store.getFloors()), mapped(store.getLimits()), store.getKeep(),
+                           store.getMasked(), store.getValue(), /*isLoad=*/false, 0.0);
       })
       .Case([&](ConstantOp c) {
         Value v = arith::ConstantOp::create(b, l, c.getValue());
@@ -1216,7 +1227,8 @@ LogicalResult GpuKernelLowering::lowerRingLoad(const RingPlan &ring, LoadOp load
   }
   if (!cut)
     stageLimits.clear();
-  if (failed(lowerAccess(stageView, zeros, stageLimits, keep, cut, load.getResult(), true, 0.0)))
+  if (failed(
+          lowerAccess(stageView, zeros, {}, stageLimits, keep, cut, load.getResult(), true, 0.0)))
     return failure();
   // The loads above are done before this release (arrive orders them).
   NVVM::MBarrierArriveOp::create(b, loc(), Type(),

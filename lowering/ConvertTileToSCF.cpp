@@ -75,9 +75,9 @@ private:
   LogicalResult lowerOp(Operation *op);
   LogicalResult lowerFor(scf::ForOp op);
   void lowerProgramIds(ProgramIdsOp op);
-  void lowerAccess(Operation *op, Value view, ValueRange indices, ValueRange limits,
-                   ArrayRef<int64_t> window, ArrayRef<int64_t> keep, bool masked, Value tileBuf,
-                   bool isLoad, double other);
+  void lowerAccess(Operation *op, Value view, ValueRange indices, ValueRange floors,
+                   ValueRange limits, ArrayRef<int64_t> window, ArrayRef<int64_t> keep, bool masked,
+                   Value tileBuf, bool isLoad, double other);
 };
 
 void KernelLowering::lowerProgramIds(ProgramIdsOp op) {
@@ -95,9 +95,10 @@ void KernelLowering::lowerProgramIds(ProgramIdsOp op) {
     map.map(op.getIds()[i], ids[i]);
 }
 
-void KernelLowering::lowerAccess(Operation *op, Value view, ValueRange indices, ValueRange limits,
-                                 ArrayRef<int64_t> window, ArrayRef<int64_t> keep, bool masked,
-                                 Value tileBuf, bool isLoad, double other) {
+void KernelLowering::lowerAccess(Operation *op, Value view, ValueRange indices, ValueRange floors,
+                                 ValueRange limits, ArrayRef<int64_t> window,
+                                 ArrayRef<int64_t> keep, bool masked, Value tileBuf, bool isLoad,
+                                 double other) {
   auto &[dims, strides] = viewGeometry[view];
   Value mem = map.lookup(view);
   SmallVector<int64_t> tileShape;
@@ -120,6 +121,10 @@ void KernelLowering::lowerAccess(Operation *op, Value view, ValueRange indices, 
             ok = arith::AndIOp::create(nb, loc(), ok,
                                        arith::CmpIOp::create(nb, loc(), arith::CmpIPredicate::slt,
                                                              idx, map.lookup(limits[d])));
+          if (!floors.empty())
+            ok = arith::AndIOp::create(nb, loc(), ok,
+                                       arith::CmpIOp::create(nb, loc(), arith::CmpIPredicate::sge,
+                                                             idx, map.lookup(floors[d])));
           inBounds = inBounds ? arith::AndIOp::create(nb, loc(), inBounds, ok).getResult() : ok;
         }
       }
@@ -235,14 +240,14 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
   LogicalResult status = success();
   TypeSwitch<Operation *>(op)
       .Case([&](LoadOp load) {
-        lowerAccess(op, load.getView(), load.getIndices(), load.getLimits(), load.getWindow(),
-                    load.getKeep(), load.getMasked(), result, /*isLoad=*/true,
+        lowerAccess(op, load.getView(), load.getIndices(), load.getFloors(), load.getLimits(),
+                    load.getWindow(), load.getKeep(), load.getMasked(), result, /*isLoad=*/true,
                     load.getOther() ? load.getOther()->convertToDouble() : 0.0);
       })
       .Case([&](StoreOp store) {
-        lowerAccess(op, store.getView(), store.getIndices(), store.getLimits(), store.getWindow(),
-                    store.getKeep(), store.getMasked(), in(store.getValue()), /*isLoad=*/false,
-                    0.0);
+        lowerAccess(op, store.getView(), store.getIndices(), store.getFloors(), store.getLimits(),
+                    store.getWindow(), store.getKeep(), store.getMasked(), in(store.getValue()),
+                    /*isLoad=*/false, 0.0);
       })
       .Case([&](ConstantOp c) {
         TypedAttr value = c.getValue();

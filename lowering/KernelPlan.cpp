@@ -158,6 +158,11 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
                  << "; a TMA copy fills what lies outside the tensor with zeros: load it with "
                     "`copy: ld`, or let masked-off elements read 0",
              failure();
+    if (!load.getFloors().empty())
+      return load.emitOpError("may start before its sub-view; the readers of a TMA ring cut "
+                              "a stage at the sub-view's end only: load it with `copy: ld`, or "
+                              "index the whole tensor"),
+             failure();
     auto viewArg = dyn_cast<BlockArgument>(load.getView());
     if (!viewArg)
       return load.emitOpError("reads a view that is not a kernel argument"), failure();

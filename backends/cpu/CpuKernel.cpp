@@ -41,12 +41,19 @@ struct FlatMemRef {
 
 std::unique_ptr<CpuKernel> CpuKernel::compile(ModuleOp module, std::string &error) {
   auto kernels = llvm::to_vector(module.getOps<tile::KernelOp>());
-  if (kernels.size() != 1) {
-    error = "expected one kernel in the module, found " + std::to_string(kernels.size());
+  auto ops = llvm::to_vector(module.getOps<tile::HostOp>());
+  if (ops.size() > 1 || (ops.empty() && kernels.size() != 1)) {
+    error = "expected one kernel, or one op and its kernels, in the module; found " +
+            std::to_string(kernels.size()) + " kernels and " + std::to_string(ops.size()) + " ops";
     return nullptr;
   }
   auto result = std::unique_ptr<CpuKernel>(new CpuKernel());
-  result->sig = signatureOf(kernels[0]);
+  for (tile::KernelOp k : kernels)
+    result->kernels.push_back(signatureOf(k));
+  if (!ops.empty()) {
+    result->plan = planOf(ops[0]);
+    ops[0].erase(); // a launch plan, not code
+  }
 
   MLIRContext *ctx = module.getContext();
   PassManager pm(ctx);
@@ -85,6 +92,26 @@ std::unique_ptr<CpuKernel> CpuKernel::compile(ModuleOp module, std::string &erro
 }
 
 bool CpuKernel::launch(const std::vector<ArgValue> &args, std::string &error) {
+  if (plan.empty())
+    return launchKernel(kernels[0], args, error);
+  std::vector<std::vector<uint8_t>> scratch;
+  auto allocate = [&](const ParamInfo &, size_t bytes, ArgValue &out, std::string &) {
+    scratch.emplace_back(std::max<size_t>(bytes, 1), 0xff);
+    out.data = scratch.back().data();
+    return true;
+  };
+  auto step = [&](size_t i, const std::vector<ArgValue> &kargs, std::string &err) {
+    for (const KernelSignature &k : kernels)
+      if (k.name == plan.launches[i].kernel)
+        return launchKernel(k, kargs, err);
+    err = "no kernel '" + plan.launches[i].kernel + "' in the module";
+    return false;
+  };
+  return runOpPlan(plan, args, allocate, step, error);
+}
+
+bool CpuKernel::launchKernel(const KernelSignature &sig, const std::vector<ArgValue> &args,
+                             std::string &error) {
   std::map<std::string, int64_t> dims;
   if (!bindArguments(sig, args, dims, error))
     return false;

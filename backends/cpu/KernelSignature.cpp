@@ -6,35 +6,49 @@ using namespace mlir;
 using namespace kiln;
 
 static DType dtypeOf(Type t) {
-  if (t.isBF16()) return DType::BF16;
-  if (t.isF16()) return DType::F16;
-  if (t.isF64()) return DType::F64;
-  if (t.isInteger(8)) return DType::I8;
-  if (t.isInteger(32)) return DType::I32;
-  if (t.isInteger(64)) return DType::I64;
+  if (t.isBF16())
+    return DType::BF16;
+  if (t.isF16())
+    return DType::F16;
+  if (t.isF64())
+    return DType::F64;
+  if (t.isInteger(8))
+    return DType::I8;
+  if (t.isInteger(32))
+    return DType::I32;
+  if (t.isInteger(64))
+    return DType::I64;
   return DType::F32;
 }
 
-KernelSignature kiln::signatureOf(tile::KernelOp kernel) {
+static ParamInfo viewParam(const std::string &name, tile::ViewType view) {
+  ParamInfo p;
+  p.name = name;
+  p.isView = true;
+  p.dtype = dtypeOf(view.getElementType());
+  for (unsigned d = 0; d < view.getRank(); ++d) {
+    p.sizes.push_back(view.isDynamicDim(d) ? -1 : view.getShape()[d]);
+    p.dimNames.push_back(view.getDimNames()[d].str());
+  }
+  return p;
+}
+
+/// Parameters of a kernel or op: block arguments after the runtime dims.
+template <typename FuncLike> static KernelSignature signatureOfFunction(FuncLike f) {
   KernelSignature sig;
-  sig.name = kernel.getSymName().str();
-  for (StringRef d : kernel.getDimNames().getAsValueRange<StringAttr>())
+  sig.name = f.getSymName().str();
+  for (StringRef d : f.getDimNames().template getAsValueRange<StringAttr>())
     sig.runtimeDims.push_back(d.str());
-  ArrayRef<Type> inputs = kernel.getFunctionType().getInputs();
+  ArrayRef<Type> inputs = f.getFunctionType().getInputs();
   for (unsigned i = sig.runtimeDims.size(); i < inputs.size(); ++i) {
     ParamInfo p;
-    if (auto name = kernel.getArgAttrOfType<StringAttr>(i, tile::kNameAttr))
+    if (auto name = f.template getArgAttrOfType<StringAttr>(i, tile::kNameAttr))
       p.name = name.str();
     else
       p.name = "arg" + std::to_string(i);
     if (auto view = dyn_cast<tile::ViewType>(inputs[i])) {
-      p.isView = true;
-      p.access = kernel.getAccess(i).str();
-      p.dtype = dtypeOf(view.getElementType());
-      for (unsigned d = 0; d < view.getRank(); ++d) {
-        p.sizes.push_back(view.isDynamicDim(d) ? -1 : view.getShape()[d]);
-        p.dimNames.push_back(view.getDimNames()[d].str());
-      }
+      p = viewParam(p.name, view);
+      p.access = f.getAccess(i).str();
     } else {
       p.dtype = dtypeOf(inputs[i]);
     }
@@ -43,3 +57,30 @@ KernelSignature kiln::signatureOf(tile::KernelOp kernel) {
   return sig;
 }
 
+KernelSignature kiln::signatureOf(tile::KernelOp kernel) { return signatureOfFunction(kernel); }
+
+OpPlan kiln::planOf(tile::HostOp op) {
+  OpPlan plan;
+  plan.signature = signatureOfFunction(op);
+  Block &body = op.getBody().front();
+  unsigned numDims = op.getDimNames().size();
+  DenseMap<Value, int64_t> index; // op parameter i, or scratch -1 - i
+  for (unsigned i = numDims; i < body.getNumArguments(); ++i)
+    index[body.getArgument(i)] = i - numDims;
+  for (Operation &o : body) {
+    if (auto s = dyn_cast<tile::ScratchOp>(o)) {
+      ParamInfo p = viewParam(s.getName().str(), s.getResult().getType());
+      p.access = "scratch";
+      index[s.getResult()] = -1 - (int64_t)plan.scratch.size();
+      plan.scratch.push_back(p);
+    } else if (auto l = dyn_cast<tile::LaunchOp>(o)) {
+      OpPlan::Launch launch;
+      launch.kernel = l.getKernel().str();
+      for (Value a : l.getArgs())
+        if (!a.getType().isIndex()) // the kernel's runtime dims: solved again at launch
+          launch.args.push_back(index.lookup(a));
+      plan.launches.push_back(launch);
+    }
+  }
+  return plan;
+}

@@ -145,22 +145,39 @@ bool kiln::assemblePtx(const std::string &ptx, const TargetDesc &target, std::st
             report.log;
     return false;
   }
-  std::smatch m;
+  // One section per entry function; the whole report is the worst of them.
   static const std::regex fn("Compiling entry function '([^']+)'");
   static const std::regex regsRe("Used (\\d+) registers");
   static const std::regex smemRe("(\\d+) bytes smem");
   static const std::regex spill(
       "(\\d+) bytes stack frame, (\\d+) bytes spill stores, (\\d+) bytes spill loads");
-  if (std::regex_search(report.log, m, fn))
-    report.kernel = m[1];
-  if (std::regex_search(report.log, m, regsRe))
-    report.registers = std::stoi(m[1]);
-  if (std::regex_search(report.log, m, smemRe))
-    report.sharedBytes = std::stoll(m[1]);
-  if (std::regex_search(report.log, m, spill)) {
-    report.stackBytes = std::stoll(m[1]);
-    report.spillStores = std::stoll(m[2]);
-    report.spillLoads = std::stoll(m[3]);
+  std::vector<std::pair<size_t, std::string>> starts;
+  for (auto it = std::sregex_iterator(report.log.begin(), report.log.end(), fn);
+       it != std::sregex_iterator(); ++it)
+    starts.push_back({(size_t)it->position(0), (*it)[1]});
+  for (size_t i = 0; i < starts.size(); ++i) {
+    size_t end = i + 1 < starts.size() ? starts[i + 1].first : report.log.size();
+    std::string section = report.log.substr(starts[i].first, end - starts[i].first);
+    PtxasReport e;
+    e.kernel = starts[i].second;
+    std::smatch m;
+    if (std::regex_search(section, m, regsRe))
+      e.registers = std::stoi(m[1]);
+    if (std::regex_search(section, m, smemRe))
+      e.sharedBytes = std::stoll(m[1]);
+    if (std::regex_search(section, m, spill)) {
+      e.stackBytes = std::stoll(m[1]);
+      e.spillStores = std::stoll(m[2]);
+      e.spillLoads = std::stoll(m[3]);
+    }
+    if (i == 0)
+      report.kernel = e.kernel;
+    report.registers = std::max(report.registers, e.registers);
+    report.sharedBytes = std::max(report.sharedBytes, e.sharedBytes);
+    report.stackBytes = std::max(report.stackBytes, e.stackBytes);
+    report.spillStores += e.spillStores;
+    report.spillLoads += e.spillLoads;
+    report.entries.push_back(e);
   }
   return true;
 }

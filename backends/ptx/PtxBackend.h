@@ -13,6 +13,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace kiln {
 
@@ -30,6 +31,9 @@ struct PtxasReport {
   int64_t stackBytes = 0;
   int64_t spillStores = 0, spillLoads = 0;
   std::string log; // everything ptxas printed
+  /// Per entry function, when the image has several (an op's kernels);
+  /// the fields above are then the largest (spills: the sum) of them.
+  std::vector<PtxasReport> entries;
 };
 
 /// Path of ptxas: $KILN_PTXAS, then $CUDA_HOME/bin/ptxas, then

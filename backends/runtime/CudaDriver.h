@@ -40,6 +40,7 @@ struct Driver {
   Result (*memFree)(DevicePtr);
   Result (*memcpyHtoD)(DevicePtr, const void *, size_t);
   Result (*memcpyDtoH)(void *, DevicePtr, size_t);
+  Result (*memsetD8)(DevicePtr, unsigned char, size_t);
   Result (*launchKernel)(Function, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                          unsigned, Stream, void **, void **);
   Result (*eventCreate)(Event *, unsigned);

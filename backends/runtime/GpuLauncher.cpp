@@ -45,22 +45,36 @@ std::unique_ptr<GpuKernel> GpuKernel::load(const KernelManifest &manifest, const
   std::string bytes = image;
   bytes.push_back('\0');
   std::string e;
-  if (!(e = cuda::check(d->moduleLoadData(&k->module, bytes.data()), "cuModuleLoadData")).empty() ||
-      !(e = cuda::check(d->moduleGetFunction(&k->function, k->module, manifest.entry.c_str()),
-                        "cuModuleGetFunction"))
-           .empty()) {
+  if (!(e = cuda::check(d->moduleLoadData(&k->module, bytes.data()), "cuModuleLoadData")).empty()) {
     error = e + " (kernel '" + manifest.entry + "', target " + manifest.target + ")";
     return nullptr;
   }
-  if (manifest.dynamicSharedBytes > 48 * 1024) {
-    const int kMaxDynamicShared = 8; // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-    e = cuda::check(
-        d->funcSetAttribute(k->function, kMaxDynamicShared, (int)manifest.dynamicSharedBytes),
-        "cuFuncSetAttribute");
-    if (!e.empty()) {
-      error = e;
+  std::vector<const KernelManifest *> entries;
+  if (manifest.isOp())
+    for (const KernelManifest &km : manifest.kernels)
+      entries.push_back(&km);
+  else
+    entries.push_back(&manifest);
+  for (const KernelManifest *km : entries) {
+    cuda::Function f = nullptr;
+    if (!(e = cuda::check(d->moduleGetFunction(&f, k->module, km->entry.c_str()),
+                          "cuModuleGetFunction"))
+             .empty()) {
+      error = e + " (kernel '" + km->entry + "', target " + manifest.target + ")";
       return nullptr;
     }
+    // Static plus dynamic shared memory past 48 KB needs the opt-in, and
+    // the manifest may not know the static part (PTX images): always opt in.
+    if (km->dynamicSharedBytes > 0) {
+      const int kMaxDynamicShared = 8; // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+      e = cuda::check(d->funcSetAttribute(f, kMaxDynamicShared, (int)km->dynamicSharedBytes),
+                      "cuFuncSetAttribute");
+      if (!e.empty()) {
+        error = e + " (kernel '" + km->entry + "')";
+        return nullptr;
+      }
+    }
+    k->functions.push_back(f);
   }
   return k;
 }
@@ -70,16 +84,16 @@ GpuKernel::~GpuKernel() {
     d->moduleUnload(module);
 }
 
-bool GpuKernel::launch(const std::vector<ArgValue> &args, std::string &error,
-                       double *milliseconds) {
+bool GpuKernel::launchOnDevice(const KernelManifest &k, cuda::Function function,
+                               const std::vector<ArgValue> &args, std::string &error) {
   std::map<std::string, int64_t> dims;
-  if (!bindArguments(m.signature, args, dims, error))
+  if (!bindArguments(k.signature, args, dims, error))
     return false;
   unsigned grid[3] = {1, 1, 1};
   static const int64_t limits[3] = {2147483647, 65535, 65535};
-  for (size_t i = 0; i < m.grid.size(); ++i) {
+  for (size_t i = 0; i < k.grid.size(); ++i) {
     int64_t g;
-    if (!evalGridExpr(m.grid[i], dims, g, error))
+    if (!evalGridExpr(k.grid[i], dims, g, error))
       return false;
     if (g <= 0) // an empty grid: nothing to do
       return true;
@@ -92,78 +106,61 @@ bool GpuKernel::launch(const std::vector<ArgValue> &args, std::string &error,
   }
   // Kernel parameters: runtime dims as i64, then views and scalars.
   std::vector<int64_t> dimValues;
-  for (auto &name : m.signature.runtimeDims)
+  for (auto &name : k.signature.runtimeDims)
     dimValues.push_back(dims.count(name) ? dims[name] : 0);
-  struct Buffer {
-    cuda::DevicePtr ptr = 0;
-    size_t bytes = 0;
-  };
-  std::vector<Buffer> buffers(args.size());
+  std::vector<cuda::DevicePtr> pointers(args.size());
   std::vector<uint64_t> scalars(args.size());
   std::vector<void *> params;
   for (auto &v : dimValues)
     params.push_back(&v);
-  std::string e;
-  auto cleanup = [&] {
-    for (auto &b : buffers)
-      if (b.ptr)
-        d->memFree(b.ptr);
-  };
   for (size_t i = 0; i < args.size(); ++i) {
-    const ParamInfo &p = m.signature.params[i];
+    const ParamInfo &p = k.signature.params[i];
     if (p.isView) {
-      size_t n = dtypeBytes(p.dtype);
-      for (int64_t s : args[i].shape)
-        n *= s;
-      buffers[i].bytes = n;
-      if (n && !(e = cuda::check(d->memAlloc(&buffers[i].ptr, n), "cuMemAlloc")).empty())
-        break;
-      if (n && !(e = cuda::check(d->memcpyHtoD(buffers[i].ptr, args[i].data, n), "cuMemcpyHtoD"))
-                    .empty())
-        break;
-      params.push_back(&buffers[i].ptr);
-    } else {
-      // Scalars travel in their own type.
-      double v = args[i].scalar;
-      switch (p.dtype) {
-      case DType::F32: {
-        float f = v;
-        std::memcpy(&scalars[i], &f, 4);
-        break;
-      }
-      case DType::F64:
-        std::memcpy(&scalars[i], &v, 8);
-        break;
-      case DType::I32: {
-        int32_t x = (int32_t)v;
-        std::memcpy(&scalars[i], &x, 4);
-        break;
-      }
-      default: {
-        int64_t x = (int64_t)v;
-        std::memcpy(&scalars[i], &x, 8);
-        break;
-      }
-      }
-      params.push_back(&scalars[i]);
+      pointers[i] = (cuda::DevicePtr)(uintptr_t)args[i].data;
+      params.push_back(&pointers[i]);
+      continue;
     }
+    // Scalars travel in their own type.
+    double v = args[i].scalar;
+    switch (p.dtype) {
+    case DType::F32: {
+      float f = v;
+      std::memcpy(&scalars[i], &f, 4);
+      break;
+    }
+    case DType::F64:
+      std::memcpy(&scalars[i], &v, 8);
+      break;
+    case DType::I32: {
+      int32_t x = (int32_t)v;
+      std::memcpy(&scalars[i], &x, 4);
+      break;
+    }
+    default: {
+      int64_t x = (int64_t)v;
+      std::memcpy(&scalars[i], &x, 8);
+      break;
+    }
+    }
+    params.push_back(&scalars[i]);
   }
   // TMA descriptors, by value after the kernel's own parameters.
-  std::vector<cuda::TensorMap> maps(m.tensorMaps.size());
-  for (size_t t = 0; e.empty() && t < m.tensorMaps.size(); ++t) {
-    const TensorMapInfo &info = m.tensorMaps[t];
-    const ParamInfo &p = m.signature.params[info.param];
+  std::string e;
+  std::vector<cuda::TensorMap> maps(k.tensorMaps.size());
+  for (size_t t = 0; e.empty() && t < k.tensorMaps.size(); ++t) {
+    const TensorMapInfo &info = k.tensorMaps[t];
+    const ParamInfo &p = k.signature.params[info.param];
     const ArgValue &a = args[info.param];
-    std::vector<long long> dims(a.shape.begin(), a.shape.end()),
+    std::vector<long long> shape(a.shape.begin(), a.shape.end()),
         box(info.box.begin(), info.box.end());
-    e = cuda::encodeTensorMap(*d, maps[t], tensorMapDataType(p.dtype), buffers[info.param].ptr,
-                              dims.data(), box.data(), dims.size(), dtypeBytes(p.dtype));
+    e = cuda::encodeTensorMap(*d, maps[t], tensorMapDataType(p.dtype), pointers[info.param],
+                              shape.data(), box.data(), shape.size(), dtypeBytes(p.dtype));
     if (!e.empty())
       e += " (tensor map of '" + p.name + "')";
     params.push_back(&maps[t]);
   }
   // A persistent kernel: as many CTAs as stay resident, looping over the grid.
-  if (e.empty() && m.persistent) {
+  if (e.empty() && k.persistent) {
     int sms = 0;
     cuda::Device dev = 0;
     const int kMultiprocessorCount = 16; // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
@@ -172,8 +169,51 @@ bool GpuKernel::launch(const std::vector<ArgValue> &args, std::string &error,
       e = cuda::check(d->deviceGetAttribute(&sms, kMultiprocessorCount, dev),
                       "cuDeviceGetAttribute");
     int64_t total = (int64_t)grid[0] * grid[1] * grid[2];
-    grid[0] = (unsigned)std::min<int64_t>(total, (int64_t)sms * m.persistent);
+    grid[0] = (unsigned)std::min<int64_t>(total, (int64_t)sms * k.persistent);
     grid[1] = grid[2] = 1;
+  }
+  if (e.empty())
+    e = cuda::check(d->launchKernel(function, grid[0], grid[1], grid[2], (unsigned)k.threads, 1, 1,
+                                    (unsigned)k.dynamicSharedBytes, nullptr, params.data(),
+                                    nullptr),
+                    "cuLaunchKernel");
+  if (!e.empty()) {
+    error = e + " (kernel '" + k.entry + "')";
+    return false;
+  }
+  return true;
+}
+
+bool GpuKernel::launch(const std::vector<ArgValue> &args, std::string &error,
+                       double *milliseconds) {
+  std::map<std::string, int64_t> dims;
+  if (!bindArguments(m.signature, args, dims, error))
+    return false;
+  std::vector<cuda::DevicePtr> owned; // every device allocation, freed at the end
+  auto allocate = [&](size_t bytes, cuda::DevicePtr &ptr, std::string &e) {
+    ptr = 0;
+    if (!bytes)
+      return true;
+    e = cuda::check(d->memAlloc(&ptr, bytes), "cuMemAlloc");
+    if (e.empty())
+      owned.push_back(ptr);
+    return e.empty();
+  };
+  std::string e;
+  std::vector<ArgValue> onDevice = args;
+  std::vector<size_t> bytes(args.size(), 0);
+  for (size_t i = 0; e.empty() && i < args.size(); ++i) {
+    const ParamInfo &p = m.signature.params[i];
+    if (!p.isView)
+      continue;
+    bytes[i] = dtypeBytes(p.dtype);
+    for (int64_t s : args[i].shape)
+      bytes[i] *= s;
+    cuda::DevicePtr ptr = 0;
+    if (allocate(bytes[i], ptr, e) && bytes[i])
+      e = cuda::check(d->memcpyHtoD(ptr, args[i].data, bytes[i]), "cuMemcpyHtoD");
+    // A zero-sized view still needs a non-null pointer to bind; it is never read.
+    onDevice[i].data = ptr ? (void *)(uintptr_t)ptr : args[i].data;
   }
   cuda::Event start = nullptr, stop = nullptr;
   if (e.empty() && milliseconds) {
@@ -181,11 +221,22 @@ bool GpuKernel::launch(const std::vector<ArgValue> &args, std::string &error,
     d->eventCreate(&stop, 0);
     d->eventRecord(start, nullptr);
   }
-  if (e.empty())
-    e = cuda::check(d->launchKernel(function, grid[0], grid[1], grid[2], (unsigned)m.threads, 1, 1,
-                                    (unsigned)m.dynamicSharedBytes, nullptr, params.data(),
-                                    nullptr),
-                    "cuLaunchKernel");
+  if (e.empty() && m.isOp()) {
+    auto scratch = [&](const ParamInfo &, size_t n, ArgValue &out, std::string &err) {
+      cuda::DevicePtr ptr = 0;
+      if (!allocate(std::max<size_t>(n, 1), ptr, err))
+        return false;
+      err = cuda::check(d->memsetD8(ptr, 0xff, std::max<size_t>(n, 1)), "cuMemsetD8");
+      out.data = (void *)(uintptr_t)ptr;
+      return err.empty();
+    };
+    auto step = [&](size_t i, const std::vector<ArgValue> &kargs, std::string &err) {
+      return launchOnDevice(m.kernels[i], functions[i], kargs, err);
+    };
+    runOpPlan(m.plan, onDevice, scratch, step, e);
+  } else if (e.empty()) {
+    launchOnDevice(m, functions[0], onDevice, e);
+  }
   if (e.empty() && milliseconds) {
     d->eventRecord(stop, nullptr);
     d->eventSynchronize(stop);
@@ -199,13 +250,15 @@ bool GpuKernel::launch(const std::vector<ArgValue> &args, std::string &error,
     e = cuda::check(d->ctxSynchronize(), "kernel execution");
   for (size_t i = 0; e.empty() && i < args.size(); ++i) {
     const ParamInfo &p = m.signature.params[i];
-    if (p.isView && p.access != "in" && buffers[i].bytes)
-      e = cuda::check(d->memcpyDtoH(args[i].data, buffers[i].ptr, buffers[i].bytes),
-                      "cuMemcpyDtoH");
+    if (p.isView && p.access != "in" && bytes[i])
+      e = cuda::check(
+          d->memcpyDtoH(args[i].data, (cuda::DevicePtr)(uintptr_t)onDevice[i].data, bytes[i]),
+          "cuMemcpyDtoH");
   }
-  cleanup();
+  for (cuda::DevicePtr ptr : owned)
+    d->memFree(ptr);
   if (!e.empty()) {
-    error = e + " (kernel '" + m.entry + "')";
+    error = e.find("(kernel '") == std::string::npos ? e + " (kernel '" + m.entry + "')" : e;
     return false;
   }
   return true;

@@ -9,25 +9,32 @@
 
 namespace kiln {
 
+/// A kernel, or an op of several kernels, loaded from one image.
 class GpuKernel {
 public:
-  /// Loads `image` (cubin or PTX bytes) for the kernel the manifest names.
+  /// Loads `image` (cubin or PTX bytes) and the kernel(s) the manifest names.
   static std::unique_ptr<GpuKernel> load(const KernelManifest &manifest, const std::string &image,
                                          std::string &error);
   ~GpuKernel();
 
-  /// Copies the tensors to the device, launches once, copies `out` and
-  /// `inout` views back. Checks every argument against the signature first
-  /// and every driver call after; `milliseconds` gets the kernel's time.
+  /// Copies the tensors to the device, launches once (an op: allocates its
+  /// scratch, filled with 0xff bytes so that unwritten reads show as NaN,
+  /// and launches its kernels in order), copies `out` and `inout` views
+  /// back. Checks every argument against the signature first and every
+  /// driver call after; `milliseconds` gets the kernels' time.
   bool launch(const std::vector<ArgValue> &args, std::string &error,
               double *milliseconds = nullptr);
   const KernelManifest &manifest() const { return m; }
 
 private:
+  /// Launches one kernel on arguments whose `data` are device pointers.
+  bool launchOnDevice(const KernelManifest &k, cuda::Function f,
+                      const std::vector<ArgValue> &deviceArgs, std::string &error);
+
   KernelManifest m;
   const cuda::Driver *d = nullptr;
   cuda::Module module = nullptr;
-  cuda::Function function = nullptr;
+  std::vector<cuda::Function> functions; // one, or one per launch of an op
 };
 
 /// Reads a manifest and the image it names (relative to the manifest).

@@ -7,16 +7,6 @@
 using namespace kiln;
 using json::Value;
 
-static DType dtypeFromName(const std::string &n, bool &ok) {
-  ok = true;
-  for (DType t :
-       {DType::F32, DType::BF16, DType::F16, DType::F64, DType::I8, DType::I32, DType::I64})
-    if (n == dtypeName(t))
-      return t;
-  ok = false;
-  return DType::F32;
-}
-
 Value KernelManifest::toJson() const {
   Value v = Value::obj();
   v.set("entry", Value::str(entry));
@@ -40,26 +30,7 @@ Value KernelManifest::toJson() const {
     maps.array.push_back(q);
   }
   v.set("tensor_maps", maps);
-  Value dims = Value::arr();
-  for (auto &d : signature.runtimeDims)
-    dims.array.push_back(Value::str(d));
-  v.set("dims", dims);
-  Value params = Value::arr();
-  for (const ParamInfo &p : signature.params) {
-    Value q = Value::obj();
-    q.set("name", Value::str(p.name));
-    q.set("kind", Value::str(p.isView ? "view" : "scalar"));
-    q.set("dtype", Value::str(dtypeName(p.dtype)));
-    if (p.isView) {
-      q.set("access", Value::str(p.access));
-      Value shape = Value::arr();
-      for (size_t d = 0; d < p.sizes.size(); ++d)
-        shape.array.push_back(p.sizes[d] < 0 ? Value::str(p.dimNames[d]) : Value::num(p.sizes[d]));
-      q.set("shape", shape);
-    }
-    params.array.push_back(q);
-  }
-  v.set("params", params);
+  signatureToJson(signature, v);
   Value consts = Value::obj();
   for (auto &[k, c] : this->consts)
     consts.set(k, Value::num(c));
@@ -69,6 +40,15 @@ Value KernelManifest::toJson() const {
   res.set("static_shared_bytes", Value::num(staticSharedBytes));
   res.set("spill_bytes", Value::num(spillBytes));
   v.set("resources", res);
+  if (isOp()) {
+    json::Value p = plan.toJson();
+    for (auto &[k, x] : p.object)
+      v.set(k, x);
+    Value ks = Value::arr();
+    for (const KernelManifest &k : kernels)
+      ks.array.push_back(k.toJson());
+    v.set("kernels", ks);
+  }
   return v;
 }
 
@@ -112,42 +92,8 @@ bool KernelManifest::fromJson(const Value &v, KernelManifest &m, std::string &er
     m.persistent = f->asInt();
   m.signature = {};
   m.signature.name = m.entry;
-  if (!need(f = v.get("dims"), Value::Array, "dims"))
+  if (!signatureFromJson(v, m.signature, error))
     return false;
-  for (auto &d : f->array)
-    m.signature.runtimeDims.push_back(d.string);
-  if (!need(f = v.get("params"), Value::Array, "params"))
-    return false;
-  for (auto &q : f->array) {
-    ParamInfo p;
-    const Value *g;
-    if (!need(g = q.get("name"), Value::String, "params[].name"))
-      return false;
-    p.name = g->string;
-    if (!need(g = q.get("kind"), Value::String, "params[].kind"))
-      return false;
-    p.isView = g->string == "view";
-    if (!need(g = q.get("dtype"), Value::String, "params[].dtype"))
-      return false;
-    bool ok;
-    p.dtype = dtypeFromName(g->string, ok);
-    if (!ok) {
-      error = "parameter '" + p.name + "' has unknown dtype '" + g->string + "'";
-      return false;
-    }
-    if (p.isView) {
-      if (!need(g = q.get("access"), Value::String, "params[].access"))
-        return false;
-      p.access = g->string;
-      if (!need(g = q.get("shape"), Value::Array, "params[].shape"))
-        return false;
-      for (auto &d : g->array) {
-        p.sizes.push_back(d.kind == Value::String ? -1 : d.asInt());
-        p.dimNames.push_back(d.kind == Value::String ? d.string : "");
-      }
-    }
-    m.signature.params.push_back(p);
-  }
   m.tensorMaps.clear();
   if ((f = v.get("tensor_maps"))) {
     if (!need(f, Value::Array, "tensor_maps"))
@@ -185,6 +131,25 @@ bool KernelManifest::fromJson(const Value &v, KernelManifest &m, std::string &er
       m.staticSharedBytes = g->asInt();
     if ((g = f->get("spill_bytes")))
       m.spillBytes = g->asInt();
+  }
+  m.plan = {};
+  m.kernels.clear();
+  if (v.get("launches")) {
+    m.plan.signature = m.signature;
+    if (!OpPlan::fromJson(v, m.plan, error))
+      return false;
+    if (!need(f = v.get("kernels"), Value::Array, "kernels"))
+      return false;
+    for (auto &k : f->array) {
+      KernelManifest km;
+      if (!fromJson(k, km, error))
+        return false;
+      m.kernels.push_back(km);
+    }
+    if (m.kernels.size() != m.plan.launches.size()) {
+      error = "an op manifest needs one kernel manifest per launch";
+      return false;
+    }
   }
   return true;
 }

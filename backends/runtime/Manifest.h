@@ -11,6 +11,7 @@
 #define KILN_BACKENDS_RUNTIME_MANIFEST_H
 
 #include "backends/runtime/Json.h"
+#include "backends/runtime/OpPlan.h"
 #include "backends/runtime/Signature.h"
 
 namespace kiln {
@@ -42,6 +43,12 @@ struct KernelManifest {
   std::map<std::string, int64_t> consts;
   /// ptxas's report, when a cubin was made.
   int64_t registers = -1, staticSharedBytes = -1, spillBytes = -1;
+  /// An op of several kernels (`entry` and `signature` are then the op's):
+  /// its launch plan, and one manifest per launch (same image; their
+  /// `image` is empty). Both empty for a single kernel.
+  OpPlan plan;
+  std::vector<KernelManifest> kernels;
+  bool isOp() const { return !plan.empty(); }
 
   json::Value toJson() const;
   /// Reads a manifest; errors name the field.

@@ -97,11 +97,30 @@ struct Kernel {
   StmtList body;
 };
 
+/// `kernel(arg, ...);` inside an op: each argument names a parameter or a
+/// scratch tensor of the op.
+struct Launch {
+  SrcPos pos;
+  std::string kernel;
+  std::vector<std::pair<std::string, SrcPos>> args;
+};
+
+/// `op name(params) { scratch x: f32[T, K]; k1(...); k2(...); }`: kernels
+/// launched in order on the op's tensors and scratch tensors it allocates.
+struct OpDecl {
+  SrcPos pos;
+  std::string name;
+  std::vector<Param> params;
+  std::vector<Param> scratch; // access "scratch"
+  std::vector<Launch> launches;
+};
+
 struct Program {
   std::vector<Const> consts;
   std::vector<SchedParam> schedParams;
   std::vector<Function> functions;
   std::vector<Kernel> kernels;
+  std::vector<OpDecl> ops;
   StmtList requires; // top-level compile-time checks
 };
 

@@ -28,7 +28,7 @@ struct CompileOptions {
 
 /// What a source declares, for tools and schedule validation.
 struct Declarations {
-  std::vector<std::string> consts, scheduleParams, kernels;
+  std::vector<std::string> consts, scheduleParams, kernels, ops;
 };
 
 /// Parses `text` (the contents of `path`) and builds one tile.kernel per

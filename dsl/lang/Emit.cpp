@@ -36,6 +36,9 @@ struct SVal {
   // A sub-view `x[lo..hi]` (View) and slices of it: per dim, where index 0
   // lies in the tensor and the exclusive bound; empty for a whole tensor.
   SmallVector<Value> offsets, limits;
+  // Per dim of a slice of a sub-view: the sub-view's start, where the
+  // window may begin before it (a start not provably >= 0); else null.
+  SmallVector<Value> floors;
   bool masked = false;
   std::string name; // view name
 
@@ -74,6 +77,19 @@ struct Binding {
 };
 using Scope = std::map<std::string, Binding>;
 
+/// The floors operand of a load or store: none, or one per dim (0 where the
+/// window cannot start before the sub-view).
+SmallVector<Value> floorsOf(const SVal &s, OpBuilder &b, Location loc) {
+  SmallVector<Value> out;
+  if (llvm::none_of(s.floors, [](Value v) { return (bool)v; }))
+    return out;
+  for (unsigned d = 0; d < s.starts.size(); ++d)
+    out.push_back(d < s.floors.size() && s.floors[d]
+                      ? s.floors[d]
+                      : arith::ConstantIndexOp::create(b, loc, 0).getResult());
+  return out;
+}
+
 std::string typeName(Type t) {
   std::string s;
   llvm::raw_string_ostream os(s);
@@ -86,6 +102,27 @@ std::string typeName(Type t) {
     os << t;
   }
   return s;
+}
+
+/// Whether a runtime index is >= 0 by construction: constants, dims, grid
+/// coordinates, loop variables counting up from such values, and sums,
+/// products and quotients of them.
+bool provablyNonNegative(Value v) {
+  if (auto c = v.getDefiningOp<arith::ConstantIndexOp>())
+    return c.value() >= 0;
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    Operation *owner = arg.getOwner()->getParentOp();
+    if (auto loop = dyn_cast<scf::ForOp>(owner))
+      return arg == loop.getInductionVar() && provablyNonNegative(loop.getLowerBound());
+    return isa<tl::KernelOp>(owner) && arg.getType().isIndex(); // a runtime dim
+  }
+  Operation *def = v.getDefiningOp();
+  if (isa_and_nonnull<tl::ProgramIdsOp>(def))
+    return true;
+  if (isa_and_nonnull<arith::AddIOp, arith::MulIOp, arith::DivSIOp, arith::DivUIOp,
+                      arith::CeilDivSIOp, arith::MinSIOp, arith::MaxSIOp>(def))
+    return llvm::all_of(def->getOperands(), provablyNonNegative);
+  return false;
 }
 
 /// A comparison of two compile-time numbers.
@@ -366,6 +403,12 @@ private:
 
   bool evalConstants(const Program &prog);
   bool emitKernel(const Kernel &k, ModuleOp module);
+  bool emitOp(const OpDecl &o, ModuleOp module);
+  /// Types and attributes of a kernel's or op's arguments: its runtime dims
+  /// (collected into `dimNames`), then its parameters.
+  bool signature(const std::vector<Param> &params, std::vector<std::string> &dimNames,
+                 SmallVector<Type> &argTypes, SmallVector<Attribute> &argAttrs);
+  Type paramType(const Param &p);
 };
 
 int64_t Emitter::constInt(const Expr &e, const char *what) {
@@ -650,12 +693,17 @@ SVal Emitter::index(const Expr &e) {
       Value st = toIndex(start, pos, "an index");
       if (!st)
         return {};
+      bool mayStartBefore = bounded && base.offsets[d] && !provablyNonNegative(st);
       if (bounded && base.offsets[d])
         st = arith::AddIOp::create(b, loc(pos), base.offsets[d], st);
       s.starts.push_back(st);
       if (item->kind == IndexItem::Point) {
         s.window.push_back(1);
         continue;
+      }
+      if (mayStartBefore) {
+        s.floors.resize(view.getRank());
+        s.floors[d] = base.offsets[d];
       }
       int64_t n = constInt(*item->size, "a range size");
       if (failed)
@@ -898,9 +946,9 @@ SVal Emitter::builtin(const Expr &e, bool &handled) {
         return error(kw["other"]->pos, "other= must be a number");
       other = b.getF64FloatAttr(o.kind == SVal::Int ? o.i : o.f);
     }
-    auto op = tl::LoadOp::create(b, loc(e.pos), type, s.v, s.starts, s.limits,
-                                 b.getDenseI64ArrayAttr(s.window), b.getDenseI64ArrayAttr(s.keep),
-                                 masked, other);
+    auto op = tl::LoadOp::create(b, loc(e.pos), type, s.v, s.starts, floorsOf(s, b, loc(e.pos)),
+                                 s.limits, b.getDenseI64ArrayAttr(s.window),
+                                 b.getDenseI64ArrayAttr(s.keep), masked, other);
     return SVal::of(SVal::Tile, op.getResult());
   }
   if (fn == "store") {
@@ -926,9 +974,9 @@ SVal Emitter::builtin(const Expr &e, bool &handled) {
     Value t = toTile(v, view.getElementType(), s.shape, pos[1]->pos);
     if (!t)
       return {};
-    auto op = tl::StoreOp::create(b, loc(e.pos), t, s.v, s.starts, s.limits,
-                                  b.getDenseI64ArrayAttr(s.window), b.getDenseI64ArrayAttr(s.keep),
-                                  s.masked);
+    auto op = tl::StoreOp::create(b, loc(e.pos), t, s.v, s.starts, floorsOf(s, b, loc(e.pos)),
+                                  s.limits, b.getDenseI64ArrayAttr(s.window),
+                                  b.getDenseI64ArrayAttr(s.keep), s.masked);
     std::string id = "store." + s.name;
     for (int n = 2; usedIds.count(id); ++n)
       id = "store." + s.name + "." + std::to_string(n);
@@ -1486,13 +1534,11 @@ bool Emitter::evalConstants(const Program &prog) {
   return true;
 }
 
-bool Emitter::emitKernel(const Kernel &k, ModuleOp module) {
+bool Emitter::signature(const std::vector<Param> &params, std::vector<std::string> &dimNames,
+                        SmallVector<Type> &argTypes, SmallVector<Attribute> &argAttrs) {
   // Dims: integers, constants and params are fixed now; other names are runtime dims.
-  std::vector<std::string> dimNames;
-  SmallVector<Type> argTypes;
-  SmallVector<Attribute> argAttrs;
   std::set<std::string> paramNames;
-  for (const Param &p : k.params) {
+  for (const Param &p : params) {
     if (paramNames.count(p.name) || constants.count(p.name))
       return error(p.pos, "'" + p.name + "' is declared twice"), false;
     paramNames.insert(p.name);
@@ -1504,49 +1550,75 @@ bool Emitter::emitKernel(const Kernel &k, ModuleOp module) {
         dimNames.push_back(d.name);
       }
   }
+  // `N + 1` also makes N a runtime dim (solved from it when nothing else
+  // fixes N), so that a kernel taking only cu_seqlens can still use N.
+  for (size_t i = 0, e = dimNames.size(); i < e; ++i) {
+    size_t plus = dimNames[i].find('+');
+    if (plus != std::string::npos &&
+        std::find(dimNames.begin(), dimNames.end(), dimNames[i].substr(0, plus)) == dimNames.end())
+      dimNames.push_back(dimNames[i].substr(0, plus));
+  }
   for (size_t i = 0; i < dimNames.size(); ++i) {
     argTypes.push_back(b.getIndexType());
     argAttrs.push_back(b.getDictionaryAttr({}));
   }
-  for (const Param &p : k.params) {
-    Type elem = dtype(p.dtype);
-    if (!elem)
-      return error(p.pos, "unknown element type '" + p.dtype + "' of '" + p.name + "'"), false;
+  for (const Param &p : params) {
+    Type type = paramType(p);
+    if (!type)
+      return false;
+    argTypes.push_back(type);
     if (!p.isView()) {
-      if (!elem.isF32() && !elem.isInteger(32) && !elem.isInteger(64))
-        return error(p.pos, "scalar parameters are f32, i32 or i64, not " + p.dtype), false;
-      argTypes.push_back(elem);
       argAttrs.push_back(
           b.getDictionaryAttr(b.getNamedAttr(tl::kNameAttr, b.getStringAttr(p.name))));
       continue;
     }
-    if (elem.isInteger(1))
-      return error(p.pos, "tensors of bool are not supported; use i8"), false;
-    SmallVector<int64_t> shape;
-    SmallVector<StringAttr> names;
-    for (const Dim &d : p.dims) {
-      if (d.name.empty()) {
-        shape.push_back(d.value);
-        names.push_back(b.getStringAttr(""));
-        continue;
-      }
-      if (constants.count(d.name)) {
-        const SVal &c = constants[d.name];
-        if (c.kind != SVal::Int || c.i <= 0)
-          return error(d.pos, "dim '" + d.name + "' must be a positive integer, is " + describe(c)),
-                 false;
-        shape.push_back(c.i);
-        names.push_back(b.getStringAttr(""));
-      } else {
-        shape.push_back(ShapedType::kDynamic);
-        names.push_back(b.getStringAttr(d.name));
-      }
-    }
-    argTypes.push_back(tl::ViewType::get(&ctx, shape, names, elem));
     argAttrs.push_back(
         b.getDictionaryAttr({b.getNamedAttr(tl::kAccessAttr, b.getStringAttr(p.access)),
                              b.getNamedAttr(tl::kNameAttr, b.getStringAttr(p.name))}));
   }
+  return true;
+}
+
+Type Emitter::paramType(const Param &p) {
+  Type elem = dtype(p.dtype);
+  if (!elem)
+    return error(p.pos, "unknown element type '" + p.dtype + "' of '" + p.name + "'"), Type();
+  if (!p.isView()) {
+    if (!elem.isF32() && !elem.isInteger(32) && !elem.isInteger(64))
+      return error(p.pos, "scalar parameters are f32, i32 or i64, not " + p.dtype), Type();
+    return elem;
+  }
+  if (elem.isInteger(1))
+    return error(p.pos, "tensors of bool are not supported; use i8"), Type();
+  SmallVector<int64_t> shape;
+  SmallVector<StringAttr> names;
+  for (const Dim &d : p.dims) {
+    if (d.name.empty()) {
+      shape.push_back(d.value);
+      names.push_back(b.getStringAttr(""));
+      continue;
+    }
+    if (constants.count(d.name)) {
+      const SVal &c = constants[d.name];
+      if (c.kind != SVal::Int || c.i <= 0)
+        return error(d.pos, "dim '" + d.name + "' must be a positive integer, is " + describe(c)),
+               Type();
+      shape.push_back(c.i);
+      names.push_back(b.getStringAttr(""));
+    } else {
+      shape.push_back(ShapedType::kDynamic);
+      names.push_back(b.getStringAttr(d.name));
+    }
+  }
+  return tl::ViewType::get(&ctx, shape, names, elem);
+}
+
+bool Emitter::emitKernel(const Kernel &k, ModuleOp module) {
+  std::vector<std::string> dimNames;
+  SmallVector<Type> argTypes;
+  SmallVector<Attribute> argAttrs;
+  if (!signature(k.params, dimNames, argTypes, argAttrs))
+    return false;
   b.setInsertionPointToEnd(module.getBody());
   SmallVector<Attribute> dimAttrs;
   for (auto &n : dimNames)
@@ -1621,6 +1693,115 @@ bool Emitter::emitKernel(const Kernel &k, ModuleOp module) {
   return true;
 }
 
+bool Emitter::emitOp(const OpDecl &o, ModuleOp module) {
+  std::vector<std::string> dimNames;
+  SmallVector<Type> argTypes;
+  SmallVector<Attribute> argAttrs;
+  if (!signature(o.params, dimNames, argTypes, argAttrs))
+    return false;
+  if (module.lookupSymbol(o.name))
+    return error(o.pos, "'" + o.name + "' names a kernel and an op"), false;
+  b.setInsertionPointToEnd(module.getBody());
+  SmallVector<Attribute> dimAttrs;
+  for (auto &n : dimNames)
+    dimAttrs.push_back(b.getStringAttr(n));
+  auto op = tl::HostOp::create(b, loc(o.pos), b.getStringAttr(o.name),
+                               TypeAttr::get(b.getFunctionType(argTypes, {})), StringAttr(),
+                               b.getArrayAttr(argAttrs), ArrayAttr(), b.getArrayAttr(dimAttrs));
+  SmallVector<NamedAttribute> consts;
+  for (const Const &c : program->consts) {
+    const SVal &v = constants[c.name];
+    if (v.kind == SVal::Int || v.kind == SVal::Bool)
+      consts.push_back(b.getNamedAttr(c.name, b.getI64IntegerAttr(v.i)));
+  }
+  op->setAttr("tile.consts", b.getDictionaryAttr(consts));
+  Block *entry = &op.getBody().emplaceBlock();
+  for (Type t : argTypes)
+    entry->addArgument(t, loc(o.pos));
+  b.setInsertionPointToStart(entry);
+
+  // What a launch argument may name: a parameter or a scratch tensor.
+  struct Named {
+    Value value;
+    const Param *decl;
+  };
+  std::map<std::string, Named> names;
+  std::map<std::string, Value> dims;
+  for (size_t i = 0; i < dimNames.size(); ++i)
+    dims[dimNames[i]] = entry->getArgument(i);
+  for (size_t i = 0; i < o.params.size(); ++i)
+    names[o.params[i].name] = {entry->getArgument(dimNames.size() + i), &o.params[i]};
+  for (const Param &p : o.scratch) {
+    if (names.count(p.name) || constants.count(p.name))
+      return error(p.pos, "'" + p.name + "' is declared twice"), false;
+    Type type = paramType(p);
+    if (!type)
+      return false;
+    SmallVector<Value> sizes;
+    for (const Dim &d : p.dims) {
+      if (d.name.empty() || constants.count(d.name))
+        continue;
+      if (!dims.count(d.name))
+        return error(d.pos, "scratch dim '" + d.name +
+                                "' is not a dim of the op's parameters; size scratch tensors "
+                                "with integers, consts, params and the op's dims"),
+               false;
+      sizes.push_back(dims[d.name]);
+    }
+    auto scratch = tl::ScratchOp::create(b, loc(p.pos), type, b.getStringAttr(p.name), sizes);
+    names[p.name] = {scratch.getResult(), &p};
+  }
+  for (const Launch &l : o.launches) {
+    auto kernel = module.lookupSymbol<tl::KernelOp>(l.kernel);
+    if (!kernel)
+      return error(l.pos, "op '" + o.name + "' launches '" + l.kernel +
+                              "', which is not a kernel of this file"),
+             false;
+    unsigned numDims = kernel.getDimNames().size();
+    ArrayRef<Type> want = kernel.getFunctionType().getInputs();
+    if (l.args.size() != want.size() - numDims)
+      return error(l.pos, "kernel '" + l.kernel + "' takes " +
+                              std::to_string(want.size() - numDims) + " arguments, got " +
+                              std::to_string(l.args.size())),
+             false;
+    SmallVector<Value> operands;
+    for (StringRef d : kernel.getDimNames().getAsValueRange<StringAttr>()) {
+      if (!dims.count(d.str()))
+        return error(l.pos, "kernel '" + l.kernel + "' has the runtime dim '" + d.str() +
+                                "', which no tensor of the op has"),
+               false;
+      operands.push_back(dims[d.str()]);
+    }
+    for (auto [i, arg] : llvm::enumerate(l.args)) {
+      unsigned k = numDims + i;
+      auto kname = kernel.getArgAttrOfType<StringAttr>(k, tl::kNameAttr);
+      std::string param = "parameter '" + (kname ? kname.str() : std::to_string(i)) + "'";
+      auto it = names.find(arg.first);
+      if (it == names.end())
+        return error(arg.second, "'" + arg.first +
+                                     "' is not a parameter or scratch tensor of op '" + o.name +
+                                     "'"),
+               false;
+      Value v = it->second.value;
+      if (v.getType() != want[k])
+        return error(arg.second, "'" + arg.first + "' is " + typeName(v.getType()) +
+                                     " but kernel '" + l.kernel + "' " + param + " is " +
+                                     typeName(want[k]) +
+                                     " (a kernel names its dims as the op does)"),
+               false;
+      StringRef access = kernel.getAccess(k);
+      if (it->second.decl->access == "in" && (access == "out" || access == "inout"))
+        return error(arg.second, "'" + arg.first + "' is an input of op '" + o.name +
+                                     "' but kernel '" + l.kernel + "' writes its " + param),
+               false;
+      operands.push_back(v);
+    }
+    tl::LaunchOp::create(b, loc(l.pos), FlatSymbolRefAttr::get(&ctx, l.kernel), operands);
+  }
+  tl::EndOp::create(b, loc(o.pos));
+  return true;
+}
+
 OwningOpRef<ModuleOp> Emitter::run(const Program &prog) {
   program = &prog;
   OwningOpRef<ModuleOp> module = ModuleOp::create(FileLineColLoc::get(&ctx, path, 1, 1));
@@ -1638,6 +1819,9 @@ OwningOpRef<ModuleOp> Emitter::run(const Program &prog) {
   }
   for (const Kernel &k : prog.kernels)
     if (!emitKernel(k, *module))
+      return nullptr;
+  for (const OpDecl &o : prog.ops)
+    if (!emitOp(o, *module))
       return nullptr;
   // Verifier messages point into the source through the op locations.
   SourceDiagnostics diags(ctx, errs);
@@ -1676,5 +1860,7 @@ bool kiln::lang::scanDeclarations(const std::string &path, const std::string &te
     decls.scheduleParams.push_back(p.name);
   for (const Kernel &k : program->kernels)
     decls.kernels.push_back(k.name);
+  for (const OpDecl &o : program->ops)
+    decls.ops.push_back(o.name);
   return true;
 }

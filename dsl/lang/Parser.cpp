@@ -116,8 +116,8 @@ private:
 };
 
 static const std::set<std::string> kKeywords = {
-    "const", "param",   "fn",     "kernel", "grid", "let",   "var",  "for", "in",   "if",
-    "else",  "require", "return", "as",     "true", "false", "None", "out", "inout"};
+    "const", "param", "fn",      "kernel", "op", "scratch", "grid",  "let",  "var", "for",  "in",
+    "if",    "else",  "require", "return", "as", "true",    "false", "None", "out", "inout"};
 
 class Parser {
 public:
@@ -175,9 +175,15 @@ public:
         if (!kernel(k))
           return std::nullopt;
         p.kernels.push_back(std::move(k));
+      } else if (isWord("op")) {
+        OpDecl o;
+        if (!opDecl(o))
+          return std::nullopt;
+        p.ops.push_back(std::move(o));
       } else {
-        return fail(cur().pos, "expected 'const', 'param', 'require', 'fn' or 'kernel', found " +
-                                   describe(cur()));
+        return fail(cur().pos,
+                    "expected 'const', 'param', 'require', 'fn', 'kernel' or 'op', found " +
+                        describe(cur()));
       }
     }
     if (p.kernels.empty())
@@ -235,10 +241,42 @@ private:
     return true;
   }
 
-  bool kernel(Kernel &kern) {
-    kern.pos = next().pos;
-    if (!ident(kern.name, "kernel name") || !expect("("))
+  /// `NAME: DTYPE[dims]` after the name's position; `access` given for
+  /// scratch tensors, read (in / out / inout) for parameters.
+  bool viewDims(Param &p) {
+    if (!expect("["))
       return false;
+    while (!isPunct("]")) {
+      Dim d;
+      d.pos = cur().pos;
+      if (at(Token::Int)) {
+        d.value = std::strtoll(next().text.c_str(), nullptr, 10);
+        if (d.value <= 0)
+          return fail(d.pos, "dims must be positive"), false;
+      } else if (!ident(d.name, "dim (an integer or a name)")) {
+        return false;
+      } else if (isPunct("+")) {
+        // `N + 1`: a dim one more than another (e.g. cu_seqlens).
+        next();
+        if (!at(Token::Int))
+          return fail(cur().pos, "expected an integer after '+' in a dim"), false;
+        int64_t plus = std::strtoll(next().text.c_str(), nullptr, 10);
+        if (plus <= 0)
+          return fail(d.pos, "a dim offset must be positive"), false;
+        d.name += "+" + std::to_string(plus);
+      }
+      p.dims.push_back(d);
+      if (!isPunct("]") && !expect(","))
+        return false;
+    }
+    next();
+    if (p.dims.empty())
+      return fail(p.pos, "a view needs at least one dim"), false;
+    return true;
+  }
+
+  /// `(name: in bf16[T, K], x: f32, ...)`, the opening '(' already read.
+  bool paramList(std::vector<Param> &out) {
     while (!isPunct(")")) {
       Param p;
       p.pos = cur().pos;
@@ -249,42 +287,65 @@ private:
       if (!ident(p.dtype, "element type"))
         return false;
       if (p.isView()) {
-        if (!expect("["))
+        if (!viewDims(p))
           return false;
-        while (!isPunct("]")) {
-          Dim d;
-          d.pos = cur().pos;
-          if (at(Token::Int)) {
-            d.value = std::strtoll(next().text.c_str(), nullptr, 10);
-            if (d.value <= 0)
-              return fail(d.pos, "dims must be positive"), false;
-          } else if (!ident(d.name, "dim (an integer or a name)")) {
-            return false;
-          } else if (isPunct("+")) {
-            // `N + 1`: a dim one more than another (e.g. cu_seqlens).
-            next();
-            if (!at(Token::Int))
-              return fail(cur().pos, "expected an integer after '+' in a dim"), false;
-            int64_t plus = std::strtoll(next().text.c_str(), nullptr, 10);
-            if (plus <= 0)
-              return fail(d.pos, "a dim offset must be positive"), false;
-            d.name += "+" + std::to_string(plus);
-          }
-          p.dims.push_back(d);
-          if (!isPunct("]") && !expect(","))
-            return false;
-        }
-        next();
-        if (p.dims.empty())
-          return fail(p.pos, "a view needs at least one dim"), false;
       } else if (isPunct("[")) {
         return fail(cur().pos, "a tensor parameter needs an access mode: in, out or inout"), false;
       }
-      kern.params.push_back(std::move(p));
+      out.push_back(std::move(p));
       if (!isPunct(")") && !expect(","))
         return false;
     }
     next();
+    return true;
+  }
+
+  bool opDecl(OpDecl &o) {
+    o.pos = next().pos;
+    if (!ident(o.name, "op name") || !expect("(") || !paramList(o.params) || !expect("{"))
+      return false;
+    while (!isPunct("}")) {
+      if (at(Token::End))
+        return fail(cur().pos, "expected '}' before end of file"), false;
+      if (isWord("scratch")) {
+        Param p;
+        next();
+        p.pos = cur().pos;
+        p.access = "scratch";
+        if (!ident(p.name, "scratch tensor name") || !expect(":") ||
+            !ident(p.dtype, "element type") || !viewDims(p) || !expect(";"))
+          return false;
+        o.scratch.push_back(std::move(p));
+        continue;
+      }
+      Launch l;
+      l.pos = cur().pos;
+      if (!ident(l.kernel, "'scratch' or a kernel to launch") || !expect("("))
+        return false;
+      while (!isPunct(")")) {
+        std::string name;
+        SrcPos pos = cur().pos;
+        if (!ident(name, "an argument (a parameter or scratch tensor of the op)"))
+          return false;
+        l.args.push_back({name, pos});
+        if (!isPunct(")") && !expect(","))
+          return false;
+      }
+      next();
+      if (!expect(";"))
+        return false;
+      o.launches.push_back(std::move(l));
+    }
+    next();
+    if (o.launches.empty())
+      return fail(o.pos, "op '" + o.name + "' launches no kernel"), false;
+    return true;
+  }
+
+  bool kernel(Kernel &kern) {
+    kern.pos = next().pos;
+    if (!ident(kern.name, "kernel name") || !expect("(") || !paramList(kern.params))
+      return false;
     if (!isWord("grid"))
       return fail(cur().pos, "expected 'grid (...)' after the kernel parameters"), false;
     next();

@@ -60,6 +60,18 @@ struct Schedule {
   std::vector<Pipeline> pipelines;
   int64_t smemBudget = 0, tmemBudget = 0, regBudget = 0;
   SrcPos smemPos, tmemPos, regPos;
+  /// For an op of several kernels: one schedule per kernel named under
+  /// `kernels:` (its `op` is the kernel). Each starts from this schedule's
+  /// target, params, warps, mma, persistent and budgets; grid, roles and
+  /// pipelines are its own. Kernels without a section use this schedule.
+  std::vector<Schedule> sections;
+  /// The section for `kernel`, or this schedule.
+  const Schedule &forKernel(const std::string &kernel) const {
+    for (const Schedule &s : sections)
+      if (s.op.name == kernel)
+        return s;
+    return *this;
+  }
 
   /// Registers per thread the CTA launches with: the largest role budget,
   /// or, when roles reallocate with setmaxnreg, the average that covers them.

@@ -124,10 +124,12 @@ void checkLaunchRegisters(const Schedule &s) {
                    " (lower regs, or give a producer warpgroup fewer with setmaxnreg)"};
 }
 
+void parseKernelKeys(const YAML::Node &root, Schedule &s);
+
 void parse(const YAML::Node &root, Schedule &s) {
   onlyKeys(root,
            {"target", "op", "params", "grid", "warps", "persistent", "mma", "roles", "pipelines",
-            "budgets"},
+            "budgets", "kernels"},
            "the schedule");
   YAML::Node target = required(root, "target", "the schedule");
   s.targetPos = posOf(target);
@@ -157,6 +159,33 @@ void parse(const YAML::Node &root, Schedule &s) {
       s.paramPos[name] = pos;
     }
   }
+  parseKernelKeys(root, s);
+  if (YAML::Node kernels = root["kernels"]) {
+    if (!kernels.IsMap())
+      throw Reject{posOf(kernels), "kernels must be a mapping from kernel names to their "
+                                   "schedules, like {scan: {warps: 4}}"};
+    for (auto it = kernels.begin(); it != kernels.end(); ++it) {
+      Schedule k = s;
+      k.sections.clear();
+      k.grid.clear();
+      k.roles.clear();
+      k.pipelines.clear();
+      k.op = {it->first.Scalar(), posOf(it->first)};
+      for (const Schedule &other : s.sections)
+        if (other.op.name == k.op.name)
+          throw Reject{k.op.pos, "kernel '" + k.op.name + "' has two sections"};
+      onlyKeys(it->second, {"grid", "warps", "persistent", "mma", "roles", "pipelines", "budgets"},
+               "the section of kernel '" + k.op.name + "'");
+      parseKernelKeys(it->second, k);
+      s.sections.push_back(std::move(k));
+    }
+  }
+}
+
+/// What a schedule says about one kernel: its launch shape, matrix
+/// instruction, warp roles, pipelines and budgets.
+void parseKernelKeys(const YAML::Node &root, Schedule &s) {
+  const TargetDesc &t = *s.target;
   if (YAML::Node grid = root["grid"]) {
     s.grid = names(grid, "grid");
     std::set<std::string> seen;

@@ -102,4 +102,7 @@ void registerGdnPrefillHarness() {
   h.checkConfigs = {varlen, fresh};
   h.run = runPrefill;
   registerHarness(h);
+  // The same computation as an op of several kernels (prefill.tile).
+  h.kernel = "gdn_prefill_split";
+  registerHarness(h);
 }

@@ -1,6 +1,7 @@
 //===- Compare.cpp - kiln compare: schedules of one op side by side -------===//
 #include "tools/kiln/Compare.h"
 #include "backends/cpu/CpuKernel.h"
+#include "backends/cpu/KernelSignature.h"
 #include "backends/runtime/GpuLauncher.h"
 #include "dsl/SourceDiagnostics.h"
 #include "dsl/TileDialect.h"
@@ -58,8 +59,13 @@ std::vector<std::pair<std::string, int>> instructionMix(const std::string &ptx) 
 /// The fewest bytes the op must move (every view read once, outputs written
 /// once, inout both) and the arithmetic of one pass over the tile IR, times
 /// the grid: a roofline floor, not a prediction.
-void estimate(tile::KernelOp kernel, const std::map<std::string, int64_t> &dims, Row &row) {
-  KernelSignature sig = signatureOf(kernel);
+void estimateFlops(tile::KernelOp kernel, const std::map<std::string, int64_t> &dims, Row &row);
+
+/// An op's floor: its own tensors (scratch excluded), every kernel's flops.
+void estimate(const KernelSignature &sig, llvm::ArrayRef<tile::KernelOp> kernels,
+              const std::map<std::string, int64_t> &dims, Row &row) {
+  for (tile::KernelOp kernel : kernels)
+    estimateFlops(kernel, dims, row);
   for (const ParamInfo &p : sig.params) {
     if (!p.isView)
       continue;
@@ -68,6 +74,9 @@ void estimate(tile::KernelOp kernel, const std::map<std::string, int64_t> &dims,
       n *= p.sizes[d] >= 0 ? p.sizes[d] : (dims.count(p.dimNames[d]) ? dims.at(p.dimNames[d]) : 1);
     row.bytes += p.access == "inout" ? 2 * n : n;
   }
+}
+
+void estimateFlops(tile::KernelOp kernel, const std::map<std::string, int64_t> &dims, Row &row) {
   double perProgram = 0;
   kernel.walk([&](Operation *op) {
     if (op->getDialect() != kernel->getDialect() || op->getNumResults() != 1)
@@ -101,7 +110,7 @@ void estimate(tile::KernelOp kernel, const std::map<std::string, int64_t> &dims,
                         : 1;
     }
   });
-  row.flops = perProgram * programs;
+  row.flops += perProgram * programs;
 }
 
 } // namespace
@@ -122,8 +131,10 @@ int kiln::compareSchedules(const CompareOptions &o) {
       continue;
     }
     row.target = c.schedule.target->name;
-    auto kernelOp = *c.module->getOps<tile::KernelOp>().begin();
-    const OpHarness *harness = findHarness(kernelOp.getSymName().str());
+    auto kernels = llvm::to_vector(c.module->getOps<tile::KernelOp>());
+    auto ops = llvm::to_vector(c.module->getOps<tile::HostOp>());
+    KernelSignature sig = ops.empty() ? signatureOf(kernels[0]) : planOf(ops[0]).signature;
+    const OpHarness *harness = findHarness(sig.name);
     // One config for the CPU and the GPU run: same seed, so every schedule
     // sees the same inputs.
     RunConfig cfg;
@@ -131,7 +142,7 @@ int kiln::compareSchedules(const CompareOptions &o) {
     cfg.seed = o.seed;
     if (harness)
       harness->completeConfig(cfg, c.constants);
-    estimate(kernelOp, cfg.dims, row);
+    estimate(sig, kernels, cfg.dims, row);
     const TargetDesc &t = *c.schedule.target;
     if (t.bandwidthBytesPerS > 0)
       row.estimateUs = 1e6 * std::max(row.bytes / t.bandwidthBytesPerS,
@@ -179,6 +190,8 @@ int kiln::compareSchedules(const CompareOptions &o) {
         row.hasCubin = assemble;
         row.report = build.report;
         row.dynamicShared = build.manifest.dynamicSharedBytes;
+        for (const KernelManifest &k : build.manifest.kernels)
+          row.dynamicShared = std::max(row.dynamicShared, k.dynamicSharedBytes);
         row.mix = instructionMix(build.ptx);
         auto gpu = assemble ? GpuKernel::load(build.manifest, build.cubin, error) : nullptr;
         if (gpu && harness) {

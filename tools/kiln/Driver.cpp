@@ -1,6 +1,7 @@
 //===- Driver.cpp - source + schedule to a scheduled module ---------------===//
 #include "tools/kiln/Driver.h"
 #include "backends/cpu/CpuKernel.h"
+#include "backends/cpu/KernelSignature.h"
 #include "backends/ptx/ManifestBuilder.h"
 #include "dsl/SourceDiagnostics.h"
 #include "dsl/TileDialect.h"
@@ -44,27 +45,62 @@ bool kiln::compileOp(MLIRContext &context, const std::string &tilePath,
   if (!out.module)
     return false;
   auto kernels = llvm::to_vector(out.module->getOps<tile::KernelOp>());
+  auto ops = llvm::to_vector(out.module->getOps<tile::HostOp>());
+  const Schedule &sched = out.schedule;
+  std::string wanted = sched.op.name;
+  tile::HostOp op;
   tile::KernelOp kernel;
+  for (tile::HostOp o : ops)
+    if (o.getSymName() == wanted || (wanted.empty() && ops.size() == 1))
+      op = o;
   for (tile::KernelOp k : kernels)
-    if (out.schedule.op.name.empty() || k.getSymName() == out.schedule.op.name)
+    if (!op && (k.getSymName() == wanted || (wanted.empty() && kernels.size() == 1 && ops.empty())))
       kernel = k;
-  if (!kernel || (out.schedule.op.name.empty() && kernels.size() > 1)) {
+  if (!op && !kernel) {
     std::string list;
+    for (tile::HostOp o : ops)
+      list += (list.empty() ? "op " : ", op ") + o.getSymName().str();
     for (tile::KernelOp k : kernels)
       list += (list.empty() ? "" : ", ") + k.getSymName().str();
-    errs << out.schedule.diag(out.schedule.op.pos.line ? out.schedule.op.pos : SrcPos{1, 1},
-                              out.schedule.op.name.empty()
-                                  ? "the source has several kernels; name one with 'op:' (" + list +
-                                        ")"
-                                  : "'" + tilePath + "' has no kernel '" + out.schedule.op.name +
-                                        "' (it has: " + list + ")");
+    errs << sched.diag(
+        sched.op.pos.line ? sched.op.pos : SrcPos{1, 1},
+        wanted.empty()
+            ? "the source has several kernels; name one (or an op) with 'op:' (" + list + ")"
+            : "'" + tilePath + "' has no kernel or op '" + wanted + "' (it has: " + list + ")");
     return false;
   }
+  // Keep what runs: the kernel, or the op and the kernels it launches.
+  llvm::SmallVector<tile::KernelOp> keep;
+  if (op) {
+    op.walk([&](tile::LaunchOp l) {
+      for (tile::KernelOp k : kernels)
+        if (k.getSymName() == l.getKernel() && !llvm::is_contained(keep, k))
+          keep.push_back(k);
+    });
+  } else {
+    keep.push_back(kernel);
+  }
+  for (const Schedule &section : sched.sections)
+    if (!llvm::any_of(keep, [&](tile::KernelOp k) { return k.getSymName() == section.op.name; })) {
+      std::string list;
+      for (tile::KernelOp k : keep)
+        list += (list.empty() ? "" : ", ") + k.getSymName().str();
+      errs << sched.diag(section.op.pos,
+                         (op ? "op '" + wanted + "' launches no kernel '"
+                             : "the schedule is for kernel '" + wanted + "', not '") +
+                             section.op.name + "' (it runs: " + list + ")");
+      return false;
+    }
+  for (tile::HostOp o : ops)
+    if (o != op)
+      o.erase();
   for (tile::KernelOp k : kernels)
-    if (k != kernel)
+    if (!llvm::is_contained(keep, k))
       k.erase();
-  if (!applySchedule(out.schedule, kernel, errs))
-    return false;
+  for (tile::KernelOp k : keep)
+    if (!applySchedule(sched.forKernel(k.getSymName().str()), k, errs))
+      return false;
+  kernel = keep.front();
   // The consts as compiled (defaults and overrides), for harnesses.
   if (auto vals = kernel->getAttrOfType<DictionaryAttr>("tile.consts"))
     for (NamedAttribute a : vals)
@@ -85,19 +121,56 @@ bool kiln::buildForGpu(Compiled &c, bool assemble, GpuBuild &out, llvm::raw_ostr
   if (failed(apply.run(*c.module)))
     return false;
   std::string error;
-  tile::KernelOp kernel = *c.module->getOps<tile::KernelOp>().begin();
-  if (!buildManifest(kernel, out.manifest, error)) {
-    errs << "kiln: error: " << error << "\n";
-    return false;
+  auto kernels = llvm::to_vector(c.module->getOps<tile::KernelOp>());
+  std::string scheduleFile = llvm::sys::path::filename(c.schedule.path).str();
+  std::map<std::string, KernelManifest> byName;
+  for (tile::KernelOp kernel : kernels) {
+    KernelManifest &km = byName[kernel.getSymName().str()];
+    if (!buildManifest(kernel, km, error)) {
+      errs << "kiln: error: " << error << "\n";
+      return false;
+    }
+    km.schedule = scheduleFile;
   }
-  out.manifest.schedule = llvm::sys::path::filename(c.schedule.path).str();
+  auto ops = llvm::to_vector(c.module->getOps<tile::HostOp>());
+  if (ops.empty()) {
+    out.manifest = byName.begin()->second;
+  } else {
+    // An op: its signature and plan, and one kernel manifest per launch.
+    KernelManifest &m = out.manifest;
+    m = {};
+    m.plan = planOf(ops[0]);
+    m.entry = ops[0].getSymName().str();
+    m.signature = m.plan.signature;
+    m.target = target.name;
+    m.schedule = scheduleFile;
+    m.grid = {json::Value::num(1)};
+    if (auto consts = ops[0]->getAttrOfType<DictionaryAttr>("tile.consts"))
+      for (NamedAttribute a : consts)
+        m.consts[a.getName().str()] = cast<IntegerAttr>(a.getValue()).getInt();
+    for (const OpPlan::Launch &l : m.plan.launches) {
+      m.kernels.push_back(byName.at(l.kernel));
+      for (auto &[k, v] : m.kernels.back().consts)
+        m.consts[k] = v;
+      // The op's tensor-core tolerance follows any kernel that multiplies on them.
+      if (m.mma.empty() || m.mma == "none" || m.mma == "simt")
+        m.mma = m.kernels.back().mma;
+    }
+    ops[0].erase(); // a launch plan for the runtime, not device code
+  }
   PassManager pm(c.module->getContext());
   buildNvvmPipeline(pm);
   if (failed(pm.run(*c.module)))
     return false;
   c.module->walk([&](LLVM::LLVMFuncOp f) {
-    if (auto bytes = f->getAttrOfType<IntegerAttr>(tile::kDynamicSharedBytesAttr))
+    auto bytes = f->getAttrOfType<IntegerAttr>(tile::kDynamicSharedBytesAttr);
+    if (!bytes)
+      return;
+    if (!out.manifest.isOp())
       out.manifest.dynamicSharedBytes = bytes.getInt();
+    for (KernelManifest &k : out.manifest.kernels)
+      if (k.entry == f.getSymName())
+        k.dynamicSharedBytes = bytes.getInt();
   });
   auto ptx = emitPtx(*c.module, target, error);
   if (!ptx) {
@@ -114,6 +187,13 @@ bool kiln::buildForGpu(Compiled &c, bool assemble, GpuBuild &out, llvm::raw_ostr
   out.manifest.registers = out.report.registers;
   out.manifest.staticSharedBytes = out.report.sharedBytes;
   out.manifest.spillBytes = out.report.spillStores + out.report.spillLoads;
+  for (KernelManifest &k : out.manifest.kernels)
+    for (const PtxasReport &e : out.report.entries)
+      if (e.kernel == k.entry) {
+        k.registers = e.registers;
+        k.staticSharedBytes = e.sharedBytes;
+        k.spillBytes = e.spillStores + e.spillLoads;
+      }
   return true;
 }
 
@@ -128,7 +208,10 @@ bool kiln::runOnCpu(const std::string &tilePath, const std::string &schedulePath
   if (!compileOp(*ctx, tilePath, schedulePath, constants, c, errs))
     return false;
   diags.addSource(c.schedule.path, c.schedule.text);
-  std::string kernelName = (*c.module->getOps<tile::KernelOp>().begin()).getSymName().str();
+  auto ops = llvm::to_vector(c.module->getOps<tile::HostOp>());
+  std::string kernelName = ops.empty()
+                               ? (*c.module->getOps<tile::KernelOp>().begin()).getSymName().str()
+                               : ops[0].getSymName().str();
   const OpHarness *harness = findHarness(kernelName);
   if (!harness) {
     errs << "kiln: error: no golden harness for kernel '" << kernelName << "'\n";

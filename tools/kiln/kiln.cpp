@@ -204,16 +204,26 @@ int compileCommand(const Args &a) {
     if (!buildForGpu(c, a.emit == "cubin", build, llvm::errs()))
       return 1;
     if (a.emit == "cubin") {
-      const PtxasReport &r = build.report;
-      llvm::errs() << "kiln: " << build.manifest.entry << " (" << build.manifest.schedule
-                   << ") for " << build.manifest.target << ": " << r.registers << " registers, "
-                   << r.sharedBytes << " bytes static shared memory, " << r.stackBytes
-                   << " bytes stack, " << r.spillStores << " bytes spill stores, " << r.spillLoads
-                   << " bytes spill loads";
-      if (build.manifest.dynamicSharedBytes)
-        llvm::errs() << "; " << build.manifest.dynamicSharedBytes
-                     << " bytes dynamic shared memory (pipeline rings, staging)";
-      llvm::errs() << "\n";
+      // One line per kernel: an op's kernels each get theirs.
+      std::vector<std::pair<const PtxasReport *, const KernelManifest *>> lines;
+      if (build.manifest.isOp())
+        for (const KernelManifest &k : build.manifest.kernels)
+          for (const PtxasReport &e : build.report.entries)
+            if (e.kernel == k.entry)
+              lines.push_back({&e, &k});
+      if (lines.empty())
+        lines.push_back({&build.report, &build.manifest});
+      for (auto [r, k] : lines) {
+        llvm::errs() << "kiln: " << k->entry << " (" << build.manifest.schedule << ") for "
+                     << build.manifest.target << ": " << r->registers << " registers, "
+                     << r->sharedBytes << " bytes static shared memory, " << r->stackBytes
+                     << " bytes stack, " << r->spillStores << " bytes spill stores, "
+                     << r->spillLoads << " bytes spill loads";
+        if (k->dynamicSharedBytes)
+          llvm::errs() << "; " << k->dynamicSharedBytes
+                       << " bytes dynamic shared memory (pipeline rings, staging)";
+        llvm::errs() << "\n";
+      }
     }
     if (a.output.empty()) {
       llvm::outs() << build.ptx;
@@ -227,6 +237,9 @@ int compileCommand(const Args &a) {
       return 1;
     return 0;
   }
+  if (a.emit != "mlir") // an op's launch plan is host work: no LLVM of its own
+    for (tile::HostOp op : llvm::to_vector(c.module->getOps<tile::HostOp>()))
+      op.erase();
   if (a.emit == "mlir") {
     pm.addPass(createTileApplySchedule());
   } else if (gpu) {
@@ -327,9 +340,12 @@ int checkCommand(const Args &a) {
       lang::Declarations decls;
       std::string ignored;
       llvm::raw_string_ostream quiet(ignored);
-      if (text && lang::scanDeclarations(t, (*text)->getBuffer().str(), decls, quiet))
+      if (text && lang::scanDeclarations(t, (*text)->getBuffer().str(), decls, quiet)) {
         for (auto &k : decls.kernels)
           tileOfKernel[k] = t;
+        for (auto &o : decls.ops)
+          tileOfKernel[o] = t;
+      }
     }
     for (auto &sched : scheds) {
       Schedule s;

@@ -1,0 +1,55 @@
+//===- OpPlan.h - run an op made of several kernel launches -----*- C++ -*-===//
+//
+// A `tile.op` as the host sees it: the op's signature, the scratch tensors it
+// allocates (shaped by the op's runtime dims) and the kernels it launches in
+// order, each argument naming an op parameter or a scratch tensor. The CPU
+// runner and the GPU runtime both drive it through runOpPlan, so an op runs
+// the same way on either. Plain C++, like the rest of backends/runtime.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_BACKENDS_RUNTIME_OPPLAN_H
+#define KILN_BACKENDS_RUNTIME_OPPLAN_H
+
+#include "backends/runtime/Json.h"
+#include "backends/runtime/Signature.h"
+
+#include <functional>
+
+namespace kiln {
+
+struct OpPlan {
+  struct Launch {
+    std::string kernel;
+    /// Per kernel parameter: an op parameter (index >= 0) or scratch tensor
+    /// `-1 - index`.
+    std::vector<int64_t> args;
+  };
+  KernelSignature signature;      // the op's parameters
+  std::vector<ParamInfo> scratch; // access "scratch"; dims are the op's
+  std::vector<Launch> launches;
+
+  bool empty() const { return launches.empty(); }
+  json::Value toJson() const;
+  static bool fromJson(const json::Value &v, OpPlan &out, std::string &error);
+};
+
+/// Bytes of a scratch tensor for the op's bound dims.
+size_t scratchBytes(const ParamInfo &scratch, const std::map<std::string, int64_t> &dims);
+
+/// Checks `args` against the op's signature, asks `allocate` for every
+/// scratch tensor (its `data` filled in by the callee), then calls `launch`
+/// with each step's index and arguments, in order. Stops at the first
+/// failure with `error` set.
+bool runOpPlan(
+    const OpPlan &plan, const std::vector<ArgValue> &args,
+    const std::function<bool(const ParamInfo &, size_t bytes, ArgValue &, std::string &)> &allocate,
+    const std::function<bool(size_t step, const std::vector<ArgValue> &, std::string &)> &launch,
+    std::string &error);
+
+/// A signature as JSON (dims, params) and back; shared with manifests.
+void signatureToJson(const KernelSignature &sig, json::Value &into);
+bool signatureFromJson(const json::Value &v, KernelSignature &sig, std::string &error);
+
+} // namespace kiln
+
+#endif
