@@ -124,3 +124,105 @@ TEST_CASE("a TMA schedule's manifest carries its tensor maps and ring memory", "
   CHECK_FALSE(KernelManifest::fromJson(bad, back, error));
   CHECK(error == "manifest field 'tensor_maps[].box' must have the view's rank");
 }
+
+TEST_CASE("an op's manifest carries its launch plan and one manifest per kernel",
+          "[runtime][ptx][op]") {
+  auto ctx = makeContext();
+  Compiled c;
+  GpuBuild build;
+  std::string errText;
+  llvm::raw_string_ostream errs(errText);
+  std::string root = KILN_SOURCE_DIR;
+  REQUIRE(compileOp(*ctx, root + "/ops/gdn/prefill.tile",
+                    root + "/ops/gdn/schedules/prefill_split_sm_90a_wgmma.yaml", {}, c, errs));
+  REQUIRE(buildForGpu(c, /*assemble=*/false, build, errs));
+  const KernelManifest &m = build.manifest;
+  REQUIRE(m.isOp());
+  CHECK(m.entry == "gdn_prefill_split");
+  CHECK(m.mma == "wgmma");
+  REQUIRE(m.kernels.size() == 3);
+  CHECK(m.kernels[0].entry == "gdn_prefill_segments");
+  CHECK(m.kernels[1].entry == "gdn_prefill_chunks");
+  CHECK(m.kernels[2].entry == "gdn_prefill_scan");
+  CHECK(m.kernels[1].threads == 256);
+  CHECK(m.kernels[1].dynamicSharedBytes > 0);
+  REQUIRE(m.plan.scratch.size() == 7);
+  CHECK(m.plan.scratch[0].name == "seg_start");
+  // Every launch argument names an op parameter or a scratch tensor of the
+  // type the kernel takes.
+  for (size_t i = 0; i < m.plan.launches.size(); ++i) {
+    const KernelSignature &ks = m.kernels[i].signature;
+    REQUIRE(m.plan.launches[i].args.size() == ks.params.size());
+    for (size_t a = 0; a < ks.params.size(); ++a) {
+      int64_t arg = m.plan.launches[i].args[a];
+      const ParamInfo &p = arg >= 0 ? m.signature.params[arg] : m.plan.scratch[-1 - arg];
+      CHECK(p.dtype == ks.params[a].dtype);
+      CHECK(p.dimNames == ks.params[a].dimNames);
+    }
+  }
+  KernelManifest back;
+  std::string error;
+  REQUIRE(KernelManifest::fromJson(m.toJson(), back, error));
+  CHECK(json::print(back.toJson()) == json::print(m.toJson()));
+  // A launch naming an argument the op lacks is refused.
+  json::Value bad = m.toJson();
+  const_cast<json::Value &>(*bad.get("launches"))
+      .array[0]
+      .set("args", json::Value::arr({json::Value::num(99)}));
+  CHECK_FALSE(KernelManifest::fromJson(bad, back, error));
+  CHECK(error == "launch of 'gdn_prefill_segments' names an argument the op does not have");
+}
+
+TEST_CASE("runOpPlan allocates scratch from the op's dims and launches in order", "[runtime][op]") {
+  OpPlan plan;
+  plan.signature.name = "two_pass";
+  plan.signature.runtimeDims = {"T"};
+  ParamInfo x;
+  x.name = "x";
+  x.isView = true;
+  x.access = "in";
+  x.sizes = {-1, 8};
+  x.dimNames = {"T", ""};
+  ParamInfo y = x;
+  y.name = "y";
+  y.access = "out";
+  ParamInfo tmp = x;
+  tmp.name = "tmp";
+  tmp.access = "scratch";
+  plan.signature.params = {x, y};
+  plan.scratch = {tmp};
+  plan.launches = {{"first", {0, -1}}, {"second", {-1, 1}}};
+  std::vector<float> xs(3 * 8), ys(3 * 8);
+  std::vector<ArgValue> args = {ArgValue::tensor(xs.data(), {3, 8}, DType::F32),
+                                ArgValue::tensor(ys.data(), {3, 8}, DType::F32)};
+  std::vector<float> scratch;
+  std::vector<std::string> order;
+  std::string error;
+  auto allocate = [&](const ParamInfo &s, size_t bytes, ArgValue &out, std::string &) {
+    CHECK(s.name == "tmp");
+    CHECK(bytes == 3 * 8 * 4);
+    CHECK(out.shape == std::vector<int64_t>{3, 8});
+    scratch.resize(bytes / 4);
+    out.data = scratch.data();
+    return true;
+  };
+  auto launch = [&](size_t step, const std::vector<ArgValue> &kargs, std::string &) {
+    order.push_back(plan.launches[step].kernel);
+    REQUIRE(kargs.size() == 2);
+    CHECK(kargs[step == 0 ? 1 : 0].data == scratch.data());
+    return true;
+  };
+  REQUIRE(runOpPlan(plan, args, allocate, launch, error));
+  CHECK(order == std::vector<std::string>{"first", "second"});
+  // A failing launch names the op, the step and the kernel.
+  auto failing = [&](size_t, const std::vector<ArgValue> &, std::string &err) {
+    err = "boom";
+    return false;
+  };
+  CHECK_FALSE(runOpPlan(plan, args, allocate, failing, error));
+  CHECK(error == "op 'two_pass', launch 0 ('first'): boom");
+  // The op's own arguments are checked first.
+  args[1] = ArgValue::tensor(ys.data(), {4, 8}, DType::F32);
+  CHECK_FALSE(runOpPlan(plan, args, allocate, launch, error));
+  CHECK(error.find("(T) is 4 but 'x' gave T = 3") != std::string::npos);
+}

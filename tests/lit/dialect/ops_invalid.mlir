@@ -160,3 +160,53 @@ tile.kernel @limits_count(%N: index, %x: !tile.view<[N, 8], f32> {tile.access = 
   %t = tile.load %x[%i, %c0] limits [%N] window [1, 8] keep [1] masked : !tile.view<[N, 8], f32> -> !tile.tile<8xf32>
   tile.return
 }
+
+// -----
+
+tile.kernel @floors_count(%N: index, %x: !tile.view<[N, 8], f32> {tile.access = "in"}) attributes {dim_names = ["N"]} {
+  %i = tile.program_ids ["i"] (%N) : index
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{needs no floors or one per view dim (2)}}
+  %t = tile.load %x[%i, %c0] floors [%c0] window [1, 8] keep [1] masked : !tile.view<[N, 8], f32> -> !tile.tile<8xf32>
+  tile.return
+}
+
+// -----
+
+tile.op @scratch_sizes(%T: index) attributes {dim_names = ["T"]} {
+  // expected-error @+1 {{needs one size per runtime dim of its type (1), got 0}}
+  %s = tile.scratch "s" () : !tile.view<[T, 8], f32>
+  tile.end
+}
+
+// -----
+
+tile.op @launch_unknown(%T: index) attributes {dim_names = ["T"]} {
+  // expected-error @+1 {{'missing' is not a tile.kernel of this module}}
+  tile.launch @missing(%T) : index
+  tile.end
+}
+
+// -----
+
+tile.kernel @k(%N: index, %x: !tile.view<[N], f32> {tile.access = "out"}) attributes {dim_names = ["N"]} {
+  %i = tile.program_ids ["i"] (%N) : index
+  tile.return
+}
+tile.op @launch_types(%N: index, %y: !tile.view<[N], bf16> {tile.access = "out"}) attributes {dim_names = ["N"]} {
+  // expected-error @+1 {{argument 1 is '!tile.view<[N], bf16>' but kernel 'k' takes '!tile.view<[N], f32>'}}
+  tile.launch @k(%N, %y) : index, !tile.view<[N], bf16>
+  tile.end
+}
+
+// -----
+
+tile.kernel @k2(%N: index, %x: !tile.view<[N], f32> {tile.access = "out"}) attributes {dim_names = ["N"]} {
+  %i = tile.program_ids ["i"] (%N) : index
+  tile.return
+}
+tile.op @launch_count(%N: index) attributes {dim_names = ["N"]} {
+  // expected-error @+1 {{kernel 'k2' takes 2 arguments (its dims, then its parameters), got 1}}
+  tile.launch @k2(%N) : index
+  tile.end
+}
