@@ -45,6 +45,40 @@ def _grid_extent(expr, dims):
             "ceildiv": -(-a // b)}[op]
 
 
+def _bind(params, name, args):
+    """Checks the arguments and solves the runtime dims, like the C++ runtime."""
+    if len(args) != len(params):
+        raise TypeError(f"{name} takes {len(params)} arguments, got {len(args)}")
+    dims = {}
+    for p, a in zip(params, args):
+        if p["kind"] != "view":
+            continue
+        where = f'{name}: argument {p["name"]}'
+        if not isinstance(a, torch.Tensor) or not a.is_cuda:
+            raise TypeError(f"{where} must be a CUDA tensor")
+        if a.dtype != _DTYPES[p["dtype"]]:
+            raise TypeError(f'{where} must be {p["dtype"]}, got {a.dtype}')
+        if not a.is_contiguous():
+            raise ValueError(f"{where} must be contiguous")
+        if a.data_ptr() % 16:
+            raise ValueError(f"{where} must be 16-byte aligned")
+        if a.dim() != len(p["shape"]):
+            raise ValueError(f'{where} has rank {a.dim()}, expected {len(p["shape"])}')
+        for d, (want, got) in enumerate(zip(p["shape"], a.shape)):
+            if isinstance(want, str):
+                if dims.setdefault(want, got) != got:
+                    raise ValueError(f"{where} dim {d} ({want}) is {got}, "
+                                     f"but another argument gave {want} = {dims[want]}")
+            elif want != got:
+                raise ValueError(f"{where} dim {d} is {got}, expected {want}")
+    # `N+1` dims agree with N, or fix it (as the C++ runtime does).
+    for dim in [n for n in dims if "+" in n]:
+        base, plus = dim.split("+")
+        if dims.setdefault(base, dims[dim] - int(plus)) + int(plus) != dims[dim]:
+            raise ValueError(f"{name}: {dim} = {dims[dim]} but {base} = {dims[base]}")
+    return dims
+
+
 class _Entry:
     """One kernel of an image: binds arguments and launches on torch's stream."""
 
@@ -86,37 +120,7 @@ class _Entry:
         return self._maps[key]
 
     def bind(self, args):
-        """Checks the arguments and solves the runtime dims, like the C++ runtime."""
-        if len(args) != len(self.params):
-            raise TypeError(f"{self.name} takes {len(self.params)} arguments, got {len(args)}")
-        dims = {}
-        for p, a in zip(self.params, args):
-            if p["kind"] != "view":
-                continue
-            where = f'{self.name}: argument {p["name"]}'
-            if not isinstance(a, torch.Tensor) or not a.is_cuda:
-                raise TypeError(f"{where} must be a CUDA tensor")
-            if a.dtype != _DTYPES[p["dtype"]]:
-                raise TypeError(f'{where} must be {p["dtype"]}, got {a.dtype}')
-            if not a.is_contiguous():
-                raise ValueError(f"{where} must be contiguous")
-            if a.data_ptr() % 16:
-                raise ValueError(f"{where} must be 16-byte aligned")
-            if a.dim() != len(p["shape"]):
-                raise ValueError(f'{where} has rank {a.dim()}, expected {len(p["shape"])}')
-            for d, (want, got) in enumerate(zip(p["shape"], a.shape)):
-                if isinstance(want, str):
-                    if dims.setdefault(want, got) != got:
-                        raise ValueError(f"{where} dim {d} ({want}) is {got}, "
-                                         f"but another argument gave {want} = {dims[want]}")
-                elif want != got:
-                    raise ValueError(f"{where} dim {d} is {got}, expected {want}")
-        # `N+1` dims agree with N, or fix it (as the C++ runtime does).
-        for name in [n for n in dims if "+" in n]:
-            base, plus = name.split("+")
-            if dims.setdefault(base, dims[name] - int(plus)) + int(plus) != dims[name]:
-                raise ValueError(f"{self.name}: {name} = {dims[name]} but {base} = {dims[base]}")
-        return dims
+        return _bind(self.params, self.name, args)
 
     def __call__(self, *args):
         dims = self.bind(args)
@@ -173,8 +177,6 @@ class KilnKernel:
         self.name = f'{self.m["entry"]}[{self.m["schedule"]}]'
         if "launches" in self.m:
             self.steps = [_Entry(k, self.module, self.m["schedule"]) for k in self.m["kernels"]]
-            self.whole = _Entry.__new__(_Entry)  # binds the op's own signature
-            self.whole.params, self.whole.name = self.m["params"], self.name
             self._scratch = {}
         else:
             self.steps = None
@@ -195,7 +197,7 @@ class KilnKernel:
     def __call__(self, *args):
         if self.steps is None:
             return self.single(*args)
-        dims = self.whole.bind(args)
+        dims = _bind(self.m["params"], self.name, args)
         scratch = self._scratch_for(dims)
         for launch, step in zip(self.m["launches"], self.steps):
             step(*[args[i] if i >= 0 else scratch[-1 - i] for i in launch["args"]])

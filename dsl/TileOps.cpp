@@ -18,26 +18,76 @@ static bool isIntTile(Type t) { return isa<IntegerType>(cast<TileType>(t).getEle
 // KernelOp
 //===----------------------------------------------------------------------===//
 
-ParseResult KernelOp::parse(OpAsmParser &parser, OperationState &result) {
+// tile.kernel and tile.op share the function-like syntax and signature rules.
+template <typename FuncLike>
+static ParseResult parseFunctionLike(OpAsmParser &parser, OperationState &result) {
   auto buildType = [](Builder &b, ArrayRef<Type> args, ArrayRef<Type> results,
                       function_interface_impl::VariadicFlag,
                       std::string &) { return b.getFunctionType(args, results); };
   return function_interface_impl::parseFunctionOp(
-      parser, result, /*allowVariadic=*/false, getFunctionTypeAttrName(result.name), buildType,
-      getArgAttrsAttrName(result.name), getResAttrsAttrName(result.name));
+      parser, result, /*allowVariadic=*/false, FuncLike::getFunctionTypeAttrName(result.name),
+      buildType, FuncLike::getArgAttrsAttrName(result.name),
+      FuncLike::getResAttrsAttrName(result.name));
 }
 
-void KernelOp::print(OpAsmPrinter &p) {
-  function_interface_impl::printFunctionOp(p, *this, /*isVariadic=*/false,
-                                           getFunctionTypeAttrName(), getArgAttrsAttrName(),
-                                           getResAttrsAttrName());
+template <typename FuncLike> static void printFunctionLike(OpAsmPrinter &p, FuncLike op) {
+  function_interface_impl::printFunctionOp(p, op, /*isVariadic=*/false,
+                                           op.getFunctionTypeAttrName(), op.getArgAttrsAttrName(),
+                                           op.getResAttrsAttrName());
 }
 
-StringRef KernelOp::getAccess(unsigned argIndex) {
-  if (auto access = getArgAttrOfType<StringAttr>(argIndex, kAccessAttr))
+template <typename FuncLike> static StringRef accessOf(FuncLike op, unsigned argIndex) {
+  if (auto access = op.template getArgAttrOfType<StringAttr>(argIndex, kAccessAttr))
     return access.getValue();
   return {};
 }
+
+/// The arguments are the runtime dims (index, named by dim_names), then
+/// views with an access mode over those dims and f32 / i32 / i64 scalars;
+/// nothing is returned.
+template <typename FuncLike>
+static LogicalResult verifySignature(FuncLike op, const char *whatReturnsNothing) {
+  if (!op.getFunctionType().getResults().empty())
+    return op.emitOpError(whatReturnsNothing) << " return nothing; write results through out views";
+  unsigned numDims = op.getDimNames().size();
+  ArrayRef<Type> inputs = op.getFunctionType().getInputs();
+  if (inputs.size() < numDims)
+    return op.emitOpError("has ") << numDims << " dim names but only " << inputs.size()
+                                  << " arguments";
+  for (unsigned i = 0; i < inputs.size(); ++i) {
+    Type t = inputs[i];
+    if (i < numDims) {
+      if (!t.isIndex())
+        return op.emitOpError("argument ") << i << " is a runtime dim and must be index";
+      continue;
+    }
+    if (isa<ViewType>(t)) {
+      StringRef access = op.getAccess(i);
+      if (access != "in" && access != "out" && access != "inout")
+        return op.emitOpError("view argument ")
+               << i << " needs tile.access = \"in\", \"out\" or \"inout\"";
+      for (auto [dim, name] :
+           llvm::zip(cast<ViewType>(t).getShape(), cast<ViewType>(t).getDimNames())) {
+        if (ShapedType::isDynamic(dim) && !llvm::is_contained(op.getDimNames(), name))
+          return op.emitOpError("view argument ")
+                 << i << " uses dim '" << name.getValue() << "' that is not a runtime dim of the "
+                 << (std::is_same_v<FuncLike, KernelOp> ? "kernel" : "op");
+      }
+      continue;
+    }
+    if (!t.isF32() && !t.isInteger(32) && !t.isInteger(64))
+      return op.emitOpError("scalar argument ") << i << " must be f32, i32 or i64, got " << t;
+  }
+  return success();
+}
+
+ParseResult KernelOp::parse(OpAsmParser &parser, OperationState &result) {
+  return parseFunctionLike<KernelOp>(parser, result);
+}
+
+void KernelOp::print(OpAsmPrinter &p) { printFunctionLike(p, *this); }
+
+StringRef KernelOp::getAccess(unsigned argIndex) { return accessOf(*this, argIndex); }
 
 ProgramIdsOp KernelOp::getProgramIds() {
   ProgramIdsOp found;
@@ -54,39 +104,7 @@ llvm::StringMap<Operation *> KernelOp::getOpsById() {
   return byId;
 }
 
-LogicalResult KernelOp::verify() {
-  if (!getFunctionType().getResults().empty())
-    return emitOpError("kernels return nothing; write results through out views");
-  unsigned numDims = getDimNames().size();
-  ArrayRef<Type> inputs = getFunctionType().getInputs();
-  if (inputs.size() < numDims)
-    return emitOpError("has ") << numDims << " dim names but only " << inputs.size()
-                               << " arguments";
-  for (unsigned i = 0; i < inputs.size(); ++i) {
-    Type t = inputs[i];
-    if (i < numDims) {
-      if (!t.isIndex())
-        return emitOpError("argument ") << i << " is a runtime dim and must be index";
-      continue;
-    }
-    if (isa<ViewType>(t)) {
-      StringRef access = getAccess(i);
-      if (access != "in" && access != "out" && access != "inout")
-        return emitOpError("view argument ")
-               << i << " needs tile.access = \"in\", \"out\" or \"inout\"";
-      for (auto [dim, name] :
-           llvm::zip(cast<ViewType>(t).getShape(), cast<ViewType>(t).getDimNames())) {
-        if (ShapedType::isDynamic(dim) && !llvm::is_contained(getDimNames(), name))
-          return emitOpError("view argument ") << i << " uses dim '" << name.getValue()
-                                               << "' that is not a runtime dim of the kernel";
-      }
-      continue;
-    }
-    if (!t.isF32() && !t.isInteger(32) && !t.isInteger(64))
-      return emitOpError("scalar argument ") << i << " must be f32, i32 or i64, got " << t;
-  }
-  return success();
-}
+LogicalResult KernelOp::verify() { return verifySignature(*this, "kernels"); }
 
 LogicalResult KernelOp::verifyRegions() {
   unsigned numProgramIds = 0;
@@ -117,39 +135,14 @@ LogicalResult KernelOp::verifyRegions() {
 //===----------------------------------------------------------------------===//
 
 ParseResult HostOp::parse(OpAsmParser &parser, OperationState &result) {
-  auto buildType = [](Builder &b, ArrayRef<Type> args, ArrayRef<Type> results,
-                      function_interface_impl::VariadicFlag,
-                      std::string &) { return b.getFunctionType(args, results); };
-  return function_interface_impl::parseFunctionOp(
-      parser, result, /*allowVariadic=*/false, getFunctionTypeAttrName(result.name), buildType,
-      getArgAttrsAttrName(result.name), getResAttrsAttrName(result.name));
+  return parseFunctionLike<HostOp>(parser, result);
 }
 
-void HostOp::print(OpAsmPrinter &p) {
-  function_interface_impl::printFunctionOp(p, *this, /*isVariadic=*/false,
-                                           getFunctionTypeAttrName(), getArgAttrsAttrName(),
-                                           getResAttrsAttrName());
-}
+void HostOp::print(OpAsmPrinter &p) { printFunctionLike(p, *this); }
 
-StringRef HostOp::getAccess(unsigned argIndex) {
-  if (auto access = getArgAttrOfType<StringAttr>(argIndex, kAccessAttr))
-    return access.getValue();
-  return {};
-}
+StringRef HostOp::getAccess(unsigned argIndex) { return accessOf(*this, argIndex); }
 
-LogicalResult HostOp::verify() {
-  if (!getFunctionType().getResults().empty())
-    return emitOpError("ops return nothing; write results through out views");
-  unsigned numDims = getDimNames().size();
-  ArrayRef<Type> inputs = getFunctionType().getInputs();
-  if (inputs.size() < numDims)
-    return emitOpError("has ") << numDims << " dim names but only " << inputs.size()
-                               << " arguments";
-  for (unsigned i = 0; i < numDims; ++i)
-    if (!inputs[i].isIndex())
-      return emitOpError("argument ") << i << " is a runtime dim and must be index";
-  return success();
-}
+LogicalResult HostOp::verify() { return verifySignature(*this, "ops"); }
 
 LogicalResult ScratchOp::verify() {
   ViewType t = getResult().getType();

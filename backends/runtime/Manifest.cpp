@@ -54,11 +54,7 @@ Value KernelManifest::toJson() const {
 
 bool KernelManifest::fromJson(const Value &v, KernelManifest &m, std::string &error) {
   auto need = [&](const Value *x, Value::Kind kind, const std::string &what) {
-    if (!x || x->kind != kind) {
-      error = "manifest field '" + what + "' is missing or has the wrong type";
-      return false;
-    }
-    return true;
+    return manifestField(x, kind, what, error);
   };
   const Value *f;
   if (!need(f = v.get("entry"), Value::String, "entry"))

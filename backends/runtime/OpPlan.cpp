@@ -29,7 +29,8 @@ static Value paramToJson(const ParamInfo &p) {
   return q;
 }
 
-static bool need(const Value *x, Value::Kind kind, const std::string &what, std::string &error) {
+bool kiln::manifestField(const Value *x, Value::Kind kind, const std::string &what,
+                         std::string &error) {
   if (!x || x->kind != kind) {
     error = "manifest field '" + what + "' is missing or has the wrong type";
     return false;
@@ -40,13 +41,13 @@ static bool need(const Value *x, Value::Kind kind, const std::string &what, std:
 static bool paramFromJson(const Value &q, ParamInfo &p, const std::string &where,
                           std::string &error) {
   const Value *g;
-  if (!need(g = q.get("name"), Value::String, where + ".name", error))
+  if (!manifestField(g = q.get("name"), Value::String, where + ".name", error))
     return false;
   p.name = g->string;
-  if (!need(g = q.get("kind"), Value::String, where + ".kind", error))
+  if (!manifestField(g = q.get("kind"), Value::String, where + ".kind", error))
     return false;
   p.isView = g->string == "view";
-  if (!need(g = q.get("dtype"), Value::String, where + ".dtype", error))
+  if (!manifestField(g = q.get("dtype"), Value::String, where + ".dtype", error))
     return false;
   if (!dtypeFromName(g->string, p.dtype)) {
     error = "parameter '" + p.name + "' has unknown dtype '" + g->string + "'";
@@ -54,10 +55,10 @@ static bool paramFromJson(const Value &q, ParamInfo &p, const std::string &where
   }
   if (!p.isView)
     return true;
-  if (!need(g = q.get("access"), Value::String, where + ".access", error))
+  if (!manifestField(g = q.get("access"), Value::String, where + ".access", error))
     return false;
   p.access = g->string;
-  if (!need(g = q.get("shape"), Value::Array, where + ".shape", error))
+  if (!manifestField(g = q.get("shape"), Value::Array, where + ".shape", error))
     return false;
   for (auto &d : g->array) {
     p.sizes.push_back(d.kind == Value::String ? -1 : d.asInt());
@@ -77,21 +78,28 @@ void kiln::signatureToJson(const KernelSignature &sig, Value &into) {
   into.set("params", params);
 }
 
-bool kiln::signatureFromJson(const Value &v, KernelSignature &sig, std::string &error) {
-  const Value *f;
-  if (!need(f = v.get("dims"), Value::Array, "dims", error))
-    return false;
-  for (auto &d : f->array)
-    sig.runtimeDims.push_back(d.string);
-  if (!need(f = v.get("params"), Value::Array, "params", error))
+/// The list of parameters in field `field` of `v`.
+static bool paramListFromJson(const Value &v, const std::string &field, std::vector<ParamInfo> &out,
+                              std::string &error) {
+  const Value *f = v.get(field);
+  if (!manifestField(f, Value::Array, field, error))
     return false;
   for (auto &q : f->array) {
     ParamInfo p;
-    if (!paramFromJson(q, p, "params[]", error))
+    if (!paramFromJson(q, p, field + "[]", error))
       return false;
-    sig.params.push_back(p);
+    out.push_back(p);
   }
   return true;
+}
+
+bool kiln::signatureFromJson(const Value &v, KernelSignature &sig, std::string &error) {
+  const Value *f;
+  if (!manifestField(f = v.get("dims"), Value::Array, "dims", error))
+    return false;
+  for (auto &d : f->array)
+    sig.runtimeDims.push_back(d.string);
+  return paramListFromJson(v, "params", sig.params, error);
 }
 
 Value OpPlan::toJson() const {
@@ -115,24 +123,18 @@ Value OpPlan::toJson() const {
 }
 
 bool OpPlan::fromJson(const Value &v, OpPlan &out, std::string &error) {
-  const Value *f;
-  if (!need(f = v.get("scratch"), Value::Array, "scratch", error))
+  if (!paramListFromJson(v, "scratch", out.scratch, error))
     return false;
-  for (auto &q : f->array) {
-    ParamInfo p;
-    if (!paramFromJson(q, p, "scratch[]", error))
-      return false;
-    out.scratch.push_back(p);
-  }
-  if (!need(f = v.get("launches"), Value::Array, "launches", error))
+  const Value *f;
+  if (!manifestField(f = v.get("launches"), Value::Array, "launches", error))
     return false;
   for (auto &q : f->array) {
     Launch l;
     const Value *g;
-    if (!need(g = q.get("kernel"), Value::String, "launches[].kernel", error))
+    if (!manifestField(g = q.get("kernel"), Value::String, "launches[].kernel", error))
       return false;
     l.kernel = g->string;
-    if (!need(g = q.get("args"), Value::Array, "launches[].args", error))
+    if (!manifestField(g = q.get("args"), Value::Array, "launches[].args", error))
       return false;
     for (auto &a : g->array) {
       int64_t i = a.asInt();

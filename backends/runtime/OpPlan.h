@@ -46,6 +46,11 @@ bool runOpPlan(
     const std::function<bool(size_t step, const std::vector<ArgValue> &, std::string &)> &launch,
     std::string &error);
 
+/// Checks that manifest field `what` is present with the given kind; sets
+/// `error` ("manifest field 'what' is missing or has the wrong type").
+bool manifestField(const json::Value *x, json::Value::Kind kind, const std::string &what,
+                   std::string &error);
+
 /// A signature as JSON (dims, params) and back; shared with manifests.
 void signatureToJson(const KernelSignature &sig, json::Value &into);
 bool signatureFromJson(const json::Value &v, KernelSignature &sig, std::string &error);

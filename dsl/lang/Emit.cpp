@@ -409,6 +409,11 @@ private:
   bool signature(const std::vector<Param> &params, std::vector<std::string> &dimNames,
                  SmallVector<Type> &argTypes, SmallVector<Attribute> &argAttrs);
   Type paramType(const Param &p);
+  /// The int and bool consts as compiled, for tools and harnesses.
+  DictionaryAttr constsAttr();
+  ArrayAttr namesAttr(const std::vector<std::string> &names) {
+    return b.getStrArrayAttr(SmallVector<StringRef>(names.begin(), names.end()));
+  }
 };
 
 int64_t Emitter::constInt(const Expr &e, const char *what) {
@@ -1613,6 +1618,16 @@ Type Emitter::paramType(const Param &p) {
   return tl::ViewType::get(&ctx, shape, names, elem);
 }
 
+DictionaryAttr Emitter::constsAttr() {
+  SmallVector<NamedAttribute> consts;
+  for (const Const &c : program->consts) {
+    const SVal &v = constants[c.name];
+    if (v.kind == SVal::Int || v.kind == SVal::Bool)
+      consts.push_back(b.getNamedAttr(c.name, b.getI64IntegerAttr(v.i)));
+  }
+  return b.getDictionaryAttr(consts);
+}
+
 bool Emitter::emitKernel(const Kernel &k, ModuleOp module) {
   std::vector<std::string> dimNames;
   SmallVector<Type> argTypes;
@@ -1620,20 +1635,10 @@ bool Emitter::emitKernel(const Kernel &k, ModuleOp module) {
   if (!signature(k.params, dimNames, argTypes, argAttrs))
     return false;
   b.setInsertionPointToEnd(module.getBody());
-  SmallVector<Attribute> dimAttrs;
-  for (auto &n : dimNames)
-    dimAttrs.push_back(b.getStringAttr(n));
-  auto kernel = tl::KernelOp::create(b, loc(k.pos), b.getStringAttr(k.name),
-                                     TypeAttr::get(b.getFunctionType(argTypes, {})), StringAttr(),
-                                     b.getArrayAttr(argAttrs), ArrayAttr(),
-                                     b.getArrayAttr(dimAttrs), tl::ScheduleAttr());
-  SmallVector<NamedAttribute> consts;
-  for (const Const &c : program->consts) {
-    const SVal &v = constants[c.name];
-    if (v.kind == SVal::Int || v.kind == SVal::Bool)
-      consts.push_back(b.getNamedAttr(c.name, b.getI64IntegerAttr(v.i)));
-  }
-  kernel->setAttr("tile.consts", b.getDictionaryAttr(consts));
+  auto kernel = tl::KernelOp::create(
+      b, loc(k.pos), b.getStringAttr(k.name), TypeAttr::get(b.getFunctionType(argTypes, {})),
+      StringAttr(), b.getArrayAttr(argAttrs), ArrayAttr(), namesAttr(dimNames), tl::ScheduleAttr());
+  kernel->setAttr("tile.consts", constsAttr());
   Block *entry = &kernel.getBody().emplaceBlock();
   for (Type t : argTypes)
     entry->addArgument(t, loc(k.pos));
@@ -1702,19 +1707,10 @@ bool Emitter::emitOp(const OpDecl &o, ModuleOp module) {
   if (module.lookupSymbol(o.name))
     return error(o.pos, "'" + o.name + "' names a kernel and an op"), false;
   b.setInsertionPointToEnd(module.getBody());
-  SmallVector<Attribute> dimAttrs;
-  for (auto &n : dimNames)
-    dimAttrs.push_back(b.getStringAttr(n));
   auto op = tl::HostOp::create(b, loc(o.pos), b.getStringAttr(o.name),
                                TypeAttr::get(b.getFunctionType(argTypes, {})), StringAttr(),
-                               b.getArrayAttr(argAttrs), ArrayAttr(), b.getArrayAttr(dimAttrs));
-  SmallVector<NamedAttribute> consts;
-  for (const Const &c : program->consts) {
-    const SVal &v = constants[c.name];
-    if (v.kind == SVal::Int || v.kind == SVal::Bool)
-      consts.push_back(b.getNamedAttr(c.name, b.getI64IntegerAttr(v.i)));
-  }
-  op->setAttr("tile.consts", b.getDictionaryAttr(consts));
+                               b.getArrayAttr(argAttrs), ArrayAttr(), namesAttr(dimNames));
+  op->setAttr("tile.consts", constsAttr());
   Block *entry = &op.getBody().emplaceBlock();
   for (Type t : argTypes)
     entry->addArgument(t, loc(o.pos));

@@ -145,9 +145,7 @@ bool kiln::buildForGpu(Compiled &c, bool assemble, GpuBuild &out, llvm::raw_ostr
     m.target = target.name;
     m.schedule = scheduleFile;
     m.grid = {json::Value::num(1)};
-    if (auto consts = ops[0]->getAttrOfType<DictionaryAttr>("tile.consts"))
-      for (NamedAttribute a : consts)
-        m.consts[a.getName().str()] = cast<IntegerAttr>(a.getValue()).getInt();
+    // Every kernel's manifest has the consts and schedule params it was built with.
     for (const OpPlan::Launch &l : m.plan.launches) {
       m.kernels.push_back(byName.at(l.kernel));
       for (auto &[k, v] : m.kernels.back().consts)

@@ -2,10 +2,10 @@
 #ifndef KILN_TOOLS_KILN_DRIVER_H
 #define KILN_TOOLS_KILN_DRIVER_H
 
-#include "dsl/lang/Compile.h"
-#include "dsl/schedule/Schedule.h"
 #include "backends/ptx/PtxBackend.h"
 #include "backends/runtime/Manifest.h"
+#include "dsl/lang/Compile.h"
+#include "dsl/schedule/Schedule.h"
 #include "ops/Harness.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -13,12 +13,14 @@
 namespace kiln {
 
 struct Compiled {
-  mlir::OwningOpRef<mlir::ModuleOp> module; // one tile.kernel with #tile.schedule
+  /// One tile.kernel with its #tile.schedule, or a tile.op and the kernels it
+  /// launches, each with the schedule of its section.
+  mlir::OwningOpRef<mlir::ModuleOp> module;
   Schedule schedule;
   std::map<std::string, int64_t> constants; // every const of the op, as compiled
 };
 
-/// Reads `tilePath` and `schedulePath`, compiles the kernel the schedule
+/// Reads `tilePath` and `schedulePath`, compiles the kernel or op the schedule
 /// names with `constants` overriding the source's consts, validates and
 /// attaches the schedule. Errors go to `errs` with file:line:col.
 bool compileOp(mlir::MLIRContext &context, const std::string &tilePath,
@@ -43,8 +45,8 @@ bool buildForGpu(Compiled &compiled, bool assemble, GpuBuild &out, llvm::raw_ost
 /// Compiles for the CPU, runs the op's harness, fills `checks`.
 bool runOnCpu(const std::string &tilePath, const std::string &schedulePath,
               const std::map<std::string, lang::ExternalValue> &constants, RunConfig config,
-              std::vector<CheckResult> &checks, llvm::raw_ostream &errs, double *compileMs = nullptr,
-              double *runMs = nullptr);
+              std::vector<CheckResult> &checks, llvm::raw_ostream &errs,
+              double *compileMs = nullptr, double *runMs = nullptr);
 
 } // namespace kiln
 
