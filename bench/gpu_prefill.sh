@@ -4,7 +4,8 @@
 # (lengths around the chunk size, varlen, with and without initial state,
 # GVA and plain heads, K=64/V=32), runs compute-sanitizer on some, checks the
 # plain bf16 / tf32 products of tests/gpu/matmul.tile against torch, then
-# times ours beside FLA's chunk_gated_delta_rule (bench/prefill_bench.py).
+# times ours beside FLA's chunk_gated_delta_rule (bench/prefill_bench.py),
+# each kernel of an op also alone.
 set -uo pipefail
 OUT=${OUT:-/tmp/kiln-out}
 GOLDEN_LOG=$OUT/prefill_golden.log
@@ -19,7 +20,7 @@ for m in .kiln-out/prefill_small/*.json; do
   check "$m" --dims H=4,HV=8 --seqlens 5,0,130,64
 done
 echo "prefill golden checks: $(grep -c '^PASS' "$OUT/prefill_golden.log") passed, $fails failed"
-for s in sm_90a_simt sm_90a_wgmma sm_90a_wgmma_tma split_sm_90a_wgmma; do
+for s in sm_90a_simt sm_90a_wgmma sm_90a_wgmma_tma split_sm_90a_wgmma split_sm_90a_wgmma_tma; do
   m=.kiln-out/prefill/prefill_$s.json
   for tool in memcheck racecheck synccheck; do
     # One log for all of them: the device tool brings back a handful of files.
@@ -31,4 +32,6 @@ for s in sm_90a_simt sm_90a_wgmma sm_90a_wgmma_tma split_sm_90a_wgmma; do
 done
 python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl 2>/dev/null; export PYTHONPATH=/tmp/site:bench
 python3 bench/gpu_matmul_check.py || echo "FAIL: matmul check"
-PYTHONUNBUFFERED=1 FLA_PATH=.peer python3 bench/prefill_bench.py .kiln-out/prefill/*.json --json "$OUT/prefill.json" 2>&1 | tee "$OUT/prefill_bench.log"
+# BENCH: the manifests to time (default: every prefill build).
+PYTHONUNBUFFERED=1 FLA_PATH=.peer python3 bench/prefill_bench.py ${BENCH:-.kiln-out/prefill/*.json} --per-kernel \
+  --json "$OUT/prefill.json" 2>&1 | tee "$OUT/prefill_bench.log"

@@ -194,10 +194,17 @@ class KilnKernel:
             self._scratch[key] = tensors
         return self._scratch[key]
 
+    def _step_args(self, launch, args):
+        scratch = self._scratch_for(_bind(self.m["params"], self.name, args))
+        return [args[i] if i >= 0 else scratch[-1 - i] for i in launch["args"]]
+
     def __call__(self, *args):
         if self.steps is None:
             return self.single(*args)
-        dims = _bind(self.m["params"], self.name, args)
-        scratch = self._scratch_for(dims)
         for launch, step in zip(self.m["launches"], self.steps):
-            step(*[args[i] if i >= 0 else scratch[-1 - i] for i in launch["args"]])
+            step(*self._step_args(launch, args))
+
+    def launch_one(self, index, *args):
+        """Only the op's kernel `index`, on the scratch a full call left (for
+        timing the kernels of an op one by one)."""
+        self.steps[index](*self._step_args(self.m["launches"][index], args))

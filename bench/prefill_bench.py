@@ -74,6 +74,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("manifests", nargs="+")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--per-kernel", action="store_true",
+                    help="also time each kernel of an op alone (graph replay, median)")
     ap.add_argument("--shapes", default=None,
                     help="only these shapes, e.g. 1x8192/16,varlen57/16 (name/H)")
     args = ap.parse_args()
@@ -120,6 +122,15 @@ def main():
             row[f"{tag}_graph_ms"] = t = triton.testing.do_bench_cudagraph(call, rep=20, return_mode="median")
             line += (f" | {tag} {t:8.3f} ms {flops / t / 1e9:6.1f} TFLOP/s x{row['fla_graph_ms'] / t:5.3f}"
                      f" (vs FLA o {row[f'{tag}_vs_fla_o']:.1e})")
+            if args.per_kernel and kern.steps is not None:
+                parts = []
+                for i, step in enumerate(kern.steps):
+                    alone = lambda: kern.launch_one(i, q[0], k[0], v[0], a[0], b[0], A_log,  # noqa: E731
+                                                    dt_bias, cu, h0, hT, o, scale, 1)
+                    ms = triton.testing.do_bench_cudagraph(alone, rep=20, return_mode="median")
+                    row[f"{tag}_{step.m['entry']}_ms"] = ms
+                    parts.append(f"{step.m['entry']} {ms:.3f}")
+                line += " [" + ", ".join(parts) + "]"
         rows.append(row)
         print(line, flush=True)
     if args.json:

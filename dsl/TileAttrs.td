@@ -37,13 +37,16 @@ def Tile_ScheduleAttr : AttrDef<Tile_Dialect, "Schedule"> {
     (`simt`, `wgmma`, `tcgen05`, or `none`); `roles` and `pipelines` describe
     warp specialisation and asynchronous copies; `persistent` (when not 0)
     keeps that many CTAs resident per SM, each looping over grid points, so
-    pipelines can fetch the next point's tiles while this one computes.
+    pipelines can fetch the next point's tiles while this one computes;
+    `swizzle` (true unless written false) stages tensor-core operands in the
+    swizzled shared-memory layouts rather than plain core matrices.
   }];
   let parameters = (ins "::mlir::StringAttr":$target, "::mlir::DictionaryAttr":$params,
                         "::mlir::ArrayAttr":$grid, "int64_t":$warps,
                         "::mlir::StringAttr":$mma, "::mlir::ArrayAttr":$roles,
                         "::mlir::ArrayAttr":$pipelines,
-                        DefaultValuedParameter<"int64_t", "0">:$persistent);
+                        DefaultValuedParameter<"int64_t", "0">:$persistent,
+                        DefaultValuedParameter<"bool", "true">:$swizzle);
   let assemblyFormat = "`<` struct(params) `>`";
 }
 

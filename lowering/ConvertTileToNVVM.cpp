@@ -160,8 +160,8 @@ private:
   LogicalResult lowerDot(DotOp op);
   LogicalResult lowerWgmmaDot(DotOp op);
   /// Stages a wgmma operand (the dot's lhs when `isLhs`) K-major at `region`
-  /// of the staging area.
-  void stageWgmmaOperand(Value operand, bool isLhs, const WgmmaTiling &t, int64_t region);
+  /// of the staging area; returns whether it is swizzled.
+  bool stageWgmmaOperand(Value operand, bool isLhs, const WgmmaTiling &t, int64_t region);
   LogicalResult lowerCumsum(CumsumOp op);
   /// A fresh shared-memory array of `count` elements; returns its address.
   Value scratchBuffer(Type elem, int64_t count);
@@ -395,10 +395,11 @@ static bool foldedIntoWgmma(TransposeOp tr, ScheduleAttr schedule) {
          llvm::all_of(tr->getUsers(), [](Operation *u) { return isa<DotOp>(u); });
 }
 
-void GpuKernelLowering::stageWgmmaOperand(Value operand, bool isLhs, const WgmmaTiling &t,
+bool GpuKernelLowering::stageWgmmaOperand(Value operand, bool isLhs, const WgmmaTiling &t,
                                           int64_t region) {
-  // Staged K-major: element (row, k) at t.operandOffset(row, k), where row is
-  // A's m or B's n. A transpose folded into the dot is staged from its input.
+  // Staged K-major: element (row, k) at t.operandOffset(row, k, ...), where
+  // row is A's m or B's n. A transpose folded into the dot is staged from
+  // its input.
   Value tile = operand;
   bool transposed = false;
   if (auto tr = operand.getDefiningOp<TransposeOp>(); tr && foldedIntoWgmma(tr, schedule)) {
@@ -406,7 +407,7 @@ void GpuKernelLowering::stageWgmmaOperand(Value operand, bool isLhs, const Wgmma
     transposed = true;
   }
   // Whether the staged tile's last dim is K: then a thread's consecutive
-  // registers along it fill one core-matrix row with a vector store.
+  // registers along it fill one 16-byte piece of a row with a vector store.
   bool kLast = isLhs != transposed;
   TileLayout l = layoutOf(tile);
   using Operands = WgmmaTiling::Operands;
@@ -415,14 +416,14 @@ void GpuKernelLowering::stageWgmmaOperand(Value operand, bool isLhs, const Wgmma
                 : t.operands == Operands::BF16 ? b.getBF16Type()
                                                : b.getF16Type();
   unsigned last = l.shape.size() - 1, rowDim = kLast ? 0 : 1, kDim = kLast ? 1 : 0;
-  int64_t perCore = t.perCore(), rows = isLhs ? t.rowsA : t.rowsB;
-  int64_t kGroup = WgmmaTiling::kGroupBytes(rows);
-  int64_t vec = kLast && !l.isUnit(last) ? std::gcd(l.size[l.dims[last]], perCore) : 1;
-  // An element's address is the thread's start plus a constant when the
-  // thread's first k is a multiple of a core row's elements, or the
-  // register's k offset is (then the split of k into core matrix and column
-  // cannot carry).
-  bool kAligned = l.isUnit(kDim) || l.size[l.dims[kDim]] % perCore == 0;
+  int64_t rows = isLhs ? t.rowsA : t.rowsB;
+  int64_t vec = kLast && !l.isUnit(last) ? std::gcd(l.size[l.dims[last]], t.perCore()) : 1;
+  // A warp stores 16 bytes a lane in phases of 8 lanes; the plain layout
+  // keeps them in 8 bank groups only when those lanes are 8 rows.
+  unsigned rowParent = l.dims[rowDim];
+  bool rowsPerPhase = !l.isUnit(rowDim) && l.laneStride(rowParent) == 1 && l.lanes[rowParent] >= 8;
+  bool swizzled = vec > 1 && !rowsPerPhase && schedule.getSwizzle();
+  int64_t block = t.blockBytes(swizzled);
 
   OpBuilder::InsertionGuard guard(b);
   if (Value owner = ownerPredicate(l)) {
@@ -431,29 +432,44 @@ void GpuKernelLowering::stageWgmmaOperand(Value operand, bool isLhs, const Wgmma
   }
   SmallVector<Value> bases = threadBases(l);
   Value areaStart = cIndex(plan.roles[role].stagingOffset + region);
-  Value kBase = bases[kDim];
-  Value threadStart = add(
-      areaStart,
-      add(mul(bases[rowDim], cIndex(16)),
-          add(mul(arith::DivUIOp::create(b, loc(), kBase, cIndex(perCore)), cIndex(kGroup)),
-              mul(arith::RemUIOp::create(b, loc(), kBase, cIndex(perCore)), cIndex(t.elemBytes)))));
+  // WgmmaTiling::operandOffset as K block + row + (byte in the row XOR the
+  // row's permutation). A register's constant rows and K bytes add to the
+  // thread's own when they keep its permutation (whole 8-row atoms) and its
+  // byte in the row (whole K blocks); other registers compute theirs.
+  auto permutation = [&](Value row) -> Value {
+    Value bits = arith::ShRUIOp::create(b, loc(), mul(row, cIndex(block)), cIndex(7));
+    return arith::ShLIOp::create(
+        b, loc(), arith::AndIOp::create(b, loc(), bits, cIndex(block / 16 - 1)), cIndex(4));
+  };
+  auto kParts = [&](Value k) -> std::pair<Value, Value> {
+    Value kByte = mul(k, cIndex(t.elemBytes));
+    return {mul(arith::DivUIOp::create(b, loc(), kByte, cIndex(block)), cIndex(rows * block)),
+            arith::RemUIOp::create(b, loc(), kByte, cIndex(block))};
+  };
+  // The permutation only moves bits [4, 7), which a row's start leaves 0.
+  auto offsetOf = [&](Value row, Value kBlock, Value byte) {
+    Value inBlock = add(mul(row, cIndex(block)), byte);
+    if (swizzled)
+      inBlock = arith::XOrIOp::create(b, loc(), inBlock, permutation(row));
+    return add(kBlock, inBlock);
+  };
+  Value rowBase = bases[rowDim], kBase = bases[kDim];
+  auto [baseBlock, baseByte] = kParts(kBase);
+  Value threadStart = add(areaStart, offsetOf(rowBase, baseBlock, baseByte));
   const Regs &x = regs[tile];
   for (int64_t r = 0; r < l.numRegs(); ++r) {
     SmallVector<int64_t, 2> ri = l.regIndex(r);
     if (ri[last] % vec)
       continue; // stored with the run it belongs to
+    int64_t rowC = l.constOffset(rowDim, ri[rowDim]), kC = l.constOffset(kDim, ri[kDim]);
+    bool samePermutation = !swizzled || rowC * block % WgmmaTiling::kAtomAlignment == 0;
     Value addr;
-    int64_t row = l.constOffset(rowDim, ri[rowDim]), k = l.constOffset(kDim, ri[kDim]);
-    if (kAligned || k % perCore == 0) {
-      addr = smemAt(add(threadStart, cIndex(t.operandOffset(row, k, rows))));
+    if (samePermutation && kC * t.elemBytes % block == 0) {
+      addr =
+          smemAt(add(threadStart, cIndex(kC * t.elemBytes / block * rows * block + rowC * block)));
     } else {
-      SmallVector<Value> c = regCoords(l, bases, r);
-      Value k = c[kDim];
-      Value off =
-          add(mul(c[rowDim], cIndex(16)),
-              add(mul(arith::DivUIOp::create(b, loc(), k, cIndex(perCore)), cIndex(kGroup)),
-                  mul(arith::RemUIOp::create(b, loc(), k, cIndex(perCore)), cIndex(t.elemBytes))));
-      addr = smemAt(add(areaStart, off));
+      auto [kBlock, byte] = kParts(add(kBase, cIndex(kC)));
+      addr = smemAt(add(areaStart, offsetOf(add(rowBase, cIndex(rowC)), kBlock, byte)));
     }
     if (vec == 1) {
       LLVM::StoreOp::create(b, loc(), scalarCast(b, loc(), x[r], stored), addr);
@@ -469,6 +485,7 @@ void GpuKernelLowering::stageWgmmaOperand(Value operand, bool isLhs, const Wgmma
     }
     LLVM::StoreOp::create(b, loc(), v, addr, vec * t.elemBytes);
   }
+  return swizzled;
 }
 
 LogicalResult GpuKernelLowering::lowerWgmmaDot(DotOp op) {
@@ -481,8 +498,8 @@ LogicalResult GpuKernelLowering::lowerWgmmaDot(DotOp op) {
   Type f32 = b.getF32Type(), i64 = b.getI64Type();
   MLIRContext *ctx = b.getContext();
 
-  stageWgmmaOperand(op.getLhs(), /*isLhs=*/true, t, t.aOffset);
-  stageWgmmaOperand(op.getRhs(), /*isLhs=*/false, t, t.bOffset);
+  bool aSwizzled = stageWgmmaOperand(op.getLhs(), /*isLhs=*/true, t, t.aOffset);
+  bool bSwizzled = stageWgmmaOperand(op.getRhs(), /*isLhs=*/false, t, t.bOffset);
   // The tensor cores read shared memory through the async proxy: order the
   // generic-proxy stores before them, then wait for every thread's stores.
   NVVM::FenceProxyOp::create(b, loc(), NVVM::ProxyKindAttr::get(ctx, NVVM::ProxyKind::async_shared),
@@ -490,18 +507,15 @@ LogicalResult GpuKernelLowering::lowerWgmmaDot(DotOp op) {
   syncRole();
 
   // Descriptor of an operand tile starting at byte `offset` of the area:
-  // start address, leading (K) byte offset between core matrices, stride
-  // byte offset between 8-row groups, each in 16-byte units; no swizzle.
+  // its start address in 16-byte units, then the swizzle mode and strides.
   Value areaAddr = LLVM::PtrToIntOp::create(b, loc(), i64, stagingBase());
   auto i64Const = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc(), v, 64); };
-  auto descriptor = [&](Value offset, int64_t rows) -> Value {
+  auto descriptor = [&](Value offset, int64_t rows, bool swizzled) -> Value {
     Value addr = arith::AddIOp::create(b, loc(), areaAddr,
                                        arith::IndexCastOp::create(b, loc(), i64, offset));
     Value start = arith::ShRUIOp::create(
         b, loc(), arith::AndIOp::create(b, loc(), addr, i64Const(0x3FFFF)), i64Const(4));
-    int64_t fixed = (WgmmaTiling::kGroupBytes(rows) >> 4) << 16 | (WgmmaTiling::kRowGroupBytes >> 4)
-                                                                      << 32;
-    return arith::OrIOp::create(b, loc(), start, i64Const(fixed));
+    return arith::OrIOp::create(b, loc(), start, i64Const(t.descriptorBits(rows, swizzled)));
   };
   auto wgmmaType = [&](Operands o) {
     return o == Operands::TF32   ? NVVM::WGMMATypes::tf32
@@ -529,18 +543,20 @@ LogicalResult GpuKernelLowering::lowerWgmmaDot(DotOp op) {
     }
     Value mTile = arith::DivUIOp::create(b, loc(), item, cIndex(t.nParts));
     Value nPart = arith::RemUIOp::create(b, loc(), item, cIndex(t.nParts));
-    Value aStart = add(cIndex(t.aOffset), mul(mTile, cIndex(64 * 16)));
-    Value bStart = add(cIndex(t.bOffset), mul(nPart, cIndex(t.nChunk * 16)));
+    Value aStart = add(cIndex(t.aOffset), mul(mTile, cIndex(64 * t.blockBytes(aSwizzled))));
+    Value bStart = add(cIndex(t.bOffset), mul(nPart, cIndex(t.nChunk * t.blockBytes(bSwizzled))));
     Value acc = LLVM::UndefOp::create(b, loc(), accType);
     NVVM::WgmmaFenceAlignedOp::create(b, loc());
     for (int64_t s = 0; s * t.kStep < t.K; ++s) {
-      // One instruction reads two core matrices along K.
-      Value aAt = add(aStart, cIndex(2 * s * WgmmaTiling::kGroupBytes(t.rowsA)));
-      Value bAt = add(bStart, cIndex(2 * s * WgmmaTiling::kGroupBytes(t.rowsB)));
+      // One instruction reads 32 bytes of K: two plain K blocks, or part of
+      // one swizzled block, whose rows the hardware permutes from the start
+      // address on.
+      Value aAt = add(aStart, cIndex(t.linearOffset(0, s * t.kStep, t.rowsA, aSwizzled)));
+      Value bAt = add(bStart, cIndex(t.linearOffset(0, s * t.kStep, t.rowsB, bSwizzled)));
       acc = NVVM::WgmmaMmaAsyncOp::create(
-          b, loc(), accType, acc, descriptor(aAt, t.rowsA), descriptor(bAt, t.rowsB),
-          NVVM::MMAShapeAttr::get(ctx, 64, t.nChunk, t.kStep), wgmmaType(t.operands),
-          wgmmaType(t.operands), NVVM::WGMMATypes::f32,
+          b, loc(), accType, acc, descriptor(aAt, t.rowsA, aSwizzled),
+          descriptor(bAt, t.rowsB, bSwizzled), NVVM::MMAShapeAttr::get(ctx, 64, t.nChunk, t.kStep),
+          wgmmaType(t.operands), wgmmaType(t.operands), NVVM::WGMMATypes::f32,
           s == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one, NVVM::WGMMAScaleIn::one,
           NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row, NVVM::MMALayout::col,
           NVVM::MMAIntOverflowAttr());

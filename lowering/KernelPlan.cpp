@@ -257,7 +257,10 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
     });
     if (!role.stagingBytes)
       continue;
-    role.stagingOffset = alignTo(plan.dynamicSharedBytes, kRingAlignment);
+    // wgmma operands are swizzled in atoms the hardware locates by address.
+    role.stagingOffset =
+        alignTo(plan.dynamicSharedBytes,
+                schedule.getMma() == "wgmma" ? WgmmaTiling::kAtomAlignment : kRingAlignment);
     plan.dynamicSharedBytes = role.stagingOffset + role.stagingBytes;
   }
   const TargetDesc *target = lookupTarget(schedule.getTarget().str());

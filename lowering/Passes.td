@@ -158,7 +158,9 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
     layout, a barrier frees the area). `tile.dot` with `mma: simt` (or none)
     stages both operands the same way and each thread accumulates its result
     elements with FMAs over the inner dim. With `mma: wgmma` both operands
-    are staged K-major in the no-swizzle core-matrix layout (a transpose
+    are staged K-major: swizzled (16-byte pieces of a row XOR-permuted by
+    the row, in 128 / 64 / 32-byte K blocks) where threads hold runs along
+    K, plain core matrices otherwise or under `swizzle = false` (a transpose
     feeding only such dots folds into the staging), a proxy fence and a
     barrier hand them to the tensor cores, each warpgroup issues
     `nvvm.wgmma.mma_async` on shared-memory descriptors for its 64-row items

@@ -51,8 +51,10 @@ FailureOr<WgmmaTiling> WgmmaTiling::get(int64_t M, int64_t N, int64_t K, Type a,
   // reach result elements nobody reads. K is exact.
   t.rowsA = t.mTiles * 64;
   t.rowsB = n8;
+  int64_t rowBytes = t.K * t.elemBytes; // a multiple of 32 (kStep)
+  t.swizzleBytes = rowBytes % 128 == 0 ? 128 : rowBytes % 64 == 0 ? 64 : 32;
   t.aOffset = 0;
-  t.bOffset = alignTo(t.rowsA * t.K * t.elemBytes, 128);
+  t.bOffset = alignTo(t.rowsA * t.K * t.elemBytes, kAtomAlignment);
   t.dOffset = alignTo(t.bOffset + t.rowsB * t.K * t.elemBytes, 128);
   // Two f32 per lane per store; 8 extra columns keep a half-warp's rows in
   // distinct banks.

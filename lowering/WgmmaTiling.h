@@ -1,16 +1,20 @@
 //===- WgmmaTiling.h - how a tile.dot runs as warpgroup MMAs ----*- C++ -*-===//
 //
 // A dot under `mma: wgmma` stages both operands in shared memory, K-major in
-// the no-swizzle core-matrix layout wgmma reads through descriptors (8 rows
-// x 16 bytes per core matrix). Core matrices down the rows are adjacent, so
-// a 16-byte column of K is one plain array of rows and an element's address
-// is linear in its row: a thread's stores are one base plus constants. The
-// dot splits the
-// result into items of 64 rows x nChunk columns that the role's warpgroups
-// take round-robin. Each item's accumulator fragment goes through a padded
-// row-major f32 area so the result can take any register layout. The plan
-// (sizes, offsets, strides) lives here so that the shared-memory budget in
-// KernelPlan and the instructions in convert-tile-to-nvvm agree.
+// layouts wgmma reads through descriptors. An operand whose threads hold
+// runs along K is swizzled: K splits into blocks of S bytes (128, 64 or 32:
+// the largest that divides a row of K), and within a block each row's S
+// bytes sit at a pitch of S, their 16-byte pieces permuted by the row (the
+// hardware's XOR of address bits [4, 7) with [7, 10)). A warp writing 16
+// bytes of each of 8 rows, or 8 pieces of one row, then hits 8 different
+// bank groups; the plain core-matrix layout (16 bytes of a row per block)
+// put a row's pieces in one bank group, 8-way conflicts whenever lanes run
+// along K. The dot splits the result into items of
+// 64 rows x nChunk columns that the role's warpgroups take round-robin.
+// Each item's accumulator fragment goes through a padded row-major f32 area
+// so the result can take any register layout. The plan (sizes, offsets,
+// strides) lives here so that the shared-memory budget in KernelPlan and
+// the instructions in convert-tile-to-nvvm agree.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_LOWERING_WGMMATILING_H
@@ -40,16 +44,43 @@ struct WgmmaTiling {
   int64_t items() const { return mTiles * nParts; }
   /// Items each warpgroup runs (the last round may leave some idle).
   int64_t rounds() const { return (items() + warpgroups - 1) / warpgroups; }
-  /// Elements of K in one 16-byte core-matrix row.
+  /// Elements of K in one 16-byte piece of a row.
   int64_t perCore() const { return 16 / elemBytes; }
-  /// Bytes between 8-row groups (the descriptor's stride byte offset).
-  static constexpr int64_t kRowGroupBytes = 128;
-  /// Bytes between core matrices along K (the leading byte offset) of an
-  /// operand with `rows` staged rows.
-  static int64_t kGroupBytes(int64_t rows) { return rows * 16; }
-  /// Byte offset of element (row, k) of an operand with `rows` staged rows.
-  int64_t operandOffset(int64_t row, int64_t k, int64_t rows) const {
-    return k / perCore() * kGroupBytes(rows) + row * 16 + k % perCore() * elemBytes;
+  /// Bytes of K per swizzled row (S): 128, 64 or 32, the largest that
+  /// divides a row of K.
+  int64_t swizzleBytes = 0;
+  /// Where a region of swizzled rows starts must be this aligned: the
+  /// hardware swizzles absolute addresses in atoms of 8 rows.
+  static constexpr int64_t kAtomAlignment = 1024;
+  /// An operand's layout is K blocks of `block` bytes of every row, rows at
+  /// a pitch of `block`: `swizzleBytes` when swizzled, 16 in the plain
+  /// core-matrix layout (which the swizzle leaves alone). Threads holding
+  /// one element of K each gain nothing from the swizzle, so those operands
+  /// stay plain, where a thread's addresses are one base plus constants.
+  int64_t blockBytes(bool swizzled) const { return swizzled ? swizzleBytes : 16; }
+  /// The hardware's permutation of 16-byte pieces within a row.
+  static int64_t swizzle(int64_t offset, int64_t block) {
+    return offset ^ (((offset >> 7) & (block / 16 - 1)) << 4);
+  }
+  /// Byte offset, before the swizzle, of element (row, k) of an operand with
+  /// `rows` staged rows.
+  int64_t linearOffset(int64_t row, int64_t k, int64_t rows, bool swizzled) const {
+    int64_t kByte = k * elemBytes, block = blockBytes(swizzled);
+    return kByte / block * rows * block + row * block + kByte % block;
+  }
+  /// Byte offset of element (row, k).
+  int64_t operandOffset(int64_t row, int64_t k, int64_t rows, bool swizzled) const {
+    return swizzle(linearOffset(row, k, rows, swizzled), blockBytes(swizzled));
+  }
+  /// The descriptor's fixed bits: the layout (bits 62-63: 0 plain, 1 for a
+  /// 128-byte swizzle, 2 for 64, 3 for 32), the stride between 8-row groups
+  /// (bits 32-45) and between K blocks (bits 16-29, unused when swizzled),
+  /// in 16-byte units.
+  int64_t descriptorBits(int64_t rows, bool swizzled) const {
+    if (!swizzled)
+      return int64_t(128 >> 4) << 32 | (rows * 16 >> 4) << 16;
+    int64_t mode = swizzleBytes == 128 ? 1 : swizzleBytes == 64 ? 2 : 3;
+    return mode << 62 | (8 * swizzleBytes >> 4) << 32 | int64_t(1) << 16;
   }
 
   /// Plans `dot` for `warps` warps; on failure `why` says what does not fit.

@@ -1629,6 +1629,7 @@ DictionaryAttr Emitter::constsAttr() {
 }
 
 bool Emitter::emitKernel(const Kernel &k, ModuleOp module) {
+  usedIds.clear(); // a schedule names ops within one kernel
   std::vector<std::string> dimNames;
   SmallVector<Type> argTypes;
   SmallVector<Attribute> argAttrs;

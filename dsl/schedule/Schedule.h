@@ -56,6 +56,10 @@ struct Schedule {
   int64_t persistent = 0; // resident CTAs per SM looping over the grid; 0: one CTA per tile
   SrcPos persistentPos;
   Named mma{"none", {}};
+  /// Tensor-core operands in shared memory: swizzled (a row's 16-byte pieces
+  /// permuted, free of bank conflicts) or plain core matrices.
+  bool swizzle = true;
+  SrcPos swizzlePos;
   std::vector<Role> roles;
   std::vector<Pipeline> pipelines;
   int64_t smemBudget = 0, tmemBudget = 0, regBudget = 0;

@@ -138,9 +138,9 @@ bool kiln::applySchedule(const Schedule &s, KernelOp kernel, llvm::raw_ostream &
   for (const Pipeline &p : s.pipelines)
     pipes.push_back(PipelineAttr::get(ctx, StringAttr::get(ctx, p.name.name), strs(p.buffers),
                                       p.depth, StringAttr::get(ctx, p.copy.name)));
-  kernel.setScheduleAttr(
-      ScheduleAttr::get(ctx, StringAttr::get(ctx, s.target->name), DictionaryAttr::get(ctx, params),
-                        strs(s.grid), s.warps, StringAttr::get(ctx, s.mma.name),
-                        ArrayAttr::get(ctx, roles), ArrayAttr::get(ctx, pipes), s.persistent));
+  kernel.setScheduleAttr(ScheduleAttr::get(
+      ctx, StringAttr::get(ctx, s.target->name), DictionaryAttr::get(ctx, params), strs(s.grid),
+      s.warps, StringAttr::get(ctx, s.mma.name), ArrayAttr::get(ctx, roles),
+      ArrayAttr::get(ctx, pipes), s.persistent, s.swizzle));
   return true;
 }

@@ -128,8 +128,8 @@ void parseKernelKeys(const YAML::Node &root, Schedule &s);
 
 void parse(const YAML::Node &root, Schedule &s) {
   onlyKeys(root,
-           {"target", "op", "params", "grid", "warps", "persistent", "mma", "roles", "pipelines",
-            "budgets", "kernels"},
+           {"target", "op", "params", "grid", "warps", "persistent", "mma", "swizzle", "roles",
+            "pipelines", "budgets", "kernels"},
            "the schedule");
   YAML::Node target = required(root, "target", "the schedule");
   s.targetPos = posOf(target);
@@ -174,7 +174,8 @@ void parse(const YAML::Node &root, Schedule &s) {
       for (const Schedule &other : s.sections)
         if (other.op.name == k.op.name)
           throw Reject{k.op.pos, "kernel '" + k.op.name + "' has two sections"};
-      onlyKeys(it->second, {"grid", "warps", "persistent", "mma", "roles", "pipelines", "budgets"},
+      onlyKeys(it->second,
+               {"grid", "warps", "persistent", "mma", "swizzle", "roles", "pipelines", "budgets"},
                "the section of kernel '" + k.op.name + "'");
       parseKernelKeys(it->second, k);
       s.sections.push_back(std::move(k));
@@ -212,6 +213,17 @@ void parseKernelKeys(const YAML::Node &root, Schedule &s) {
       throw Reject{s.mma.pos, "target " + t.name + " has no '" + s.mma.name +
                                   "' matrix instruction (it has: " + list + ")"};
     }
+  }
+  if (YAML::Node swizzle = root["swizzle"]) {
+    s.swizzlePos = posOf(swizzle);
+    std::string v = scalar(swizzle, "swizzle");
+    if (v != "true" && v != "false")
+      throw Reject{s.swizzlePos, "swizzle must be true or false, got '" + v + "'"};
+    s.swizzle = v == "true";
+    if (s.mma.name != "wgmma" && s.mma.name != "tcgen05")
+      throw Reject{s.swizzlePos, "swizzle lays out tensor-core operands in shared memory, but "
+                                 "the mma here is '" +
+                                     s.mma.name + "' (wgmma and tcgen05 stage operands)"};
   }
   if (YAML::Node budgets = root["budgets"]) {
     onlyKeys(budgets, {"smem", "tmem_columns", "regs"}, "budgets");

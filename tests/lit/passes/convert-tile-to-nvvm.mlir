@@ -164,12 +164,17 @@ tile.kernel @simt_dot(%N: index, %x: !tile.view<[N, 16, 16], f32> {tile.access =
 // CHECK-LABEL: llvm.func @wgmma_dot(
 // CHECK-SAME: kiln.dynamic_shared_bytes = 6656 : i64
 // CHECK-NOT: nvvm.barrier0
+// Rows of 16 f32 (64 bytes) swizzle in 64-byte blocks: each thread's piece
+// of a row is XOR-permuted by the row; the descriptors say so (mode 2 in
+// bits 62-63, 512 bytes between 8-row groups, leading offset 1).
+// CHECK: arith.xori
 // CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<3>
 // CHECK-NOT: nvvm.barrier0
 // CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<3>
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK-NEXT: nvvm.barrier0
 // CHECK: nvvm.wgmma.fence.aligned
+// CHECK: arith.constant -9223371899415756800 : i64
 // CHECK: %[[D1:.*]] = nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 16, k = 8>, D[<f32>, <zero>], A[<tf32>, <one>, <row>], B[<tf32>, <one>, <col>]
 // CHECK: nvvm.wgmma.mma_async {{.*}}, %[[D1]], <m = 64, n = 16, k = 8>, D[<f32>, <one>], A[<tf32>, <one>, <row>], B[<tf32>, <one>, <col>]
 // CHECK: nvvm.wgmma.commit.group.sync.aligned

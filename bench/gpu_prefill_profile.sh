@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Run on the GPU machine from the repo root: where an op's time goes.
+# Times each kernel of every split manifest given (graph replay, beside FLA)
+# at 1x8192 16/32, then samples the scan kernel of each with Nsight Compute
+# (warp stalls, and stall samples summed by SASS opcode).
+# usage: bash bench/gpu_prefill_profile.sh MANIFEST.json...
+set -uo pipefail
+OUT=${OUT:-/tmp/kiln-out}
+mkdir -p "$OUT"
+python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl 2>/dev/null
+export PYTHONPATH=/tmp/site:bench
+PYTHONUNBUFFERED=1 FLA_PATH=.peer python3 bench/prefill_bench.py "$@" --per-kernel \
+  --shapes 1x8192/16 --json "$OUT/profile.json" 2>&1 | tee "$OUT/profile.log"
+NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
+[ -n "$NCU" ] || { echo "no ncu here"; exit 0; }
+for m in "$@"; do
+  tag=$(basename "$m" .json)
+  "$NCU" --kernel-name regex:scan --launch-count 1 --section WarpStateStats \
+    --section SourceCounters --section SpeedOfLight --section MemoryWorkloadAnalysis \
+    -o "/tmp/$tag" -f python3 bench/prefill_bench.py "$m" --shapes 1x8192/16 >/tmp/ncu_run.log 2>&1 ||
+    { echo "ncu failed on $tag"; tail -5 /tmp/ncu_run.log; continue; }
+  { echo "== $tag"; "$NCU" -i "/tmp/$tag.ncu-rep" --print-summary none 2>&1 |
+      grep -E "Duration|Throughput|Stall|Warp Cycles|Issued|Eligible|L2 Hit|Mem Busy|Max Bandwidth"
+    "$NCU" -i "/tmp/$tag.ncu-rep" --page source --print-source sass --csv 2>/dev/null >/tmp/src.csv
+    python3 bench/ncu_opcodes.py /tmp/src.csv; } 2>&1 | tee -a "$OUT/profile.log"
+done
