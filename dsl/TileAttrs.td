@@ -39,14 +39,17 @@ def Tile_ScheduleAttr : AttrDef<Tile_Dialect, "Schedule"> {
     keeps that many CTAs resident per SM, each looping over grid points, so
     pipelines can fetch the next point's tiles while this one computes;
     `swizzle` (true unless written false) stages tensor-core operands in the
-    swizzled shared-memory layouts rather than plain core matrices.
+    swizzled shared-memory layouts rather than plain core matrices; `regs`
+    (when not 0, from `budgets: regs`) caps the registers of a thread of a
+    kernel without register-reallocating roles.
   }];
   let parameters = (ins "::mlir::StringAttr":$target, "::mlir::DictionaryAttr":$params,
                         "::mlir::ArrayAttr":$grid, "int64_t":$warps,
                         "::mlir::StringAttr":$mma, "::mlir::ArrayAttr":$roles,
                         "::mlir::ArrayAttr":$pipelines,
                         DefaultValuedParameter<"int64_t", "0">:$persistent,
-                        DefaultValuedParameter<"bool", "true">:$swizzle);
+                        DefaultValuedParameter<"bool", "true">:$swizzle,
+                        DefaultValuedParameter<"int64_t", "0">:$regs);
   let assemblyFormat = "`<` struct(params) `>`";
 }
 

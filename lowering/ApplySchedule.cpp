@@ -21,8 +21,7 @@ LogicalResult applySchedule(KernelOp kernel, ScheduleAttr schedule) {
     auto names = ids.getNames().getAsValueRange<StringAttr>();
     auto it = llvm::find(names, axis);
     if (it == names.end())
-      return kernel.emitOpError("schedule orders grid axis '") << axis
-                                                              << "' that the kernel lacks";
+      return kernel.emitOpError("schedule orders grid axis '") << axis << "' that the kernel lacks";
     order.push_back(std::distance(names.begin(), it));
   }
   if (!order.empty()) {
@@ -36,8 +35,8 @@ LogicalResult applySchedule(KernelOp kernel, ScheduleAttr schedule) {
     for (StringRef id : role.getOps().getAsValueRange<StringAttr>()) {
       Operation *op = byId.lookup(id);
       if (!op)
-        return kernel.emitOpError("role '") << role.getName().getValue()
-                                            << "' names op '" << id << "' that the kernel lacks";
+        return kernel.emitOpError("role '")
+               << role.getName().getValue() << "' names op '" << id << "' that the kernel lacks";
       op->setAttr("tile.role", role.getName());
     }
   }
@@ -45,8 +44,7 @@ LogicalResult applySchedule(KernelOp kernel, ScheduleAttr schedule) {
     for (StringRef id : pipe.getBuffers().getAsValueRange<StringAttr>()) {
       Operation *op = byId.lookup(id);
       if (!op || !isa<LoadOp>(op))
-        return kernel.emitOpError("pipeline '") << pipe.getName().getValue()
-                                                << "' carries '" << id
+        return kernel.emitOpError("pipeline '") << pipe.getName().getValue() << "' carries '" << id
                                                 << "', which is not a load of the kernel";
       op->setAttr("tile.pipeline", pipe.getName());
     }

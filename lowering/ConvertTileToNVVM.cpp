@@ -65,8 +65,9 @@ private:
   ModuleOp module;
   OpBuilder b;
   ScheduleAttr schedule;
-  IRMapping map;              // non-tile values to their copies
-  DenseMap<Value, Regs> regs; // tile values to this thread's registers
+  IRMapping map;                       // non-tile values to their copies
+  DenseMap<Value, Regs> regs;          // tile values to this thread's registers
+  DenseSet<Operation *> pairedSeconds; // dots lowered with the dot before them
   DenseMap<Value, ViewInfo> views;
   const KernelPlan &plan;
   unsigned role = 0; // the role being lowered
@@ -159,9 +160,23 @@ private:
   Value rowMajor(ArrayRef<Value> coords, ArrayRef<int64_t> shape);
   LogicalResult lowerDot(DotOp op);
   LogicalResult lowerWgmmaDot(DotOp op);
+  /// A wgmma operand as staged: the tile whose registers are written (a
+  /// folded transpose's input), whether its last dim is K, its layout, and
+  /// the elements of K a thread writes at once.
+  struct StagedOperand {
+    Value tile;
+    bool kLast;
+    TileLayout l;
+    int64_t vec;
+  };
+  StagedOperand stagedOperand(Value operand, bool isLhs, const WgmmaTiling &t);
+  /// Whether the swizzled layout saves bank conflicts staging `operand`.
+  bool swizzlePays(Value operand, bool isLhs, const WgmmaTiling &t);
   /// Stages a wgmma operand (the dot's lhs when `isLhs`) K-major at `region`
-  /// of the staging area; returns whether it is swizzled.
-  bool stageWgmmaOperand(Value operand, bool isLhs, const WgmmaTiling &t, int64_t region);
+  /// of the staging area, its first row at staged row `rowOffset` (a
+  /// multiple of 8).
+  void stageWgmmaOperand(Value operand, bool isLhs, const WgmmaTiling &t, int64_t region,
+                         bool swizzled, int64_t rowOffset = 0);
   LogicalResult lowerCumsum(CumsumOp op);
   /// A fresh shared-memory array of `count` elements; returns its address.
   Value scratchBuffer(Type elem, int64_t count);
@@ -388,41 +403,55 @@ LogicalResult GpuKernelLowering::lowerDot(DotOp op) {
 }
 
 /// A transpose whose only users are dots under wgmma: the dots stage its
-/// input directly (a K-major operand is the transposed one's rows), so the
-/// transpose itself moves nothing.
+/// input directly (a K-major operand is the transposed one's rows).
 static bool foldedIntoWgmma(TransposeOp tr, ScheduleAttr schedule) {
-  return schedule.getMma() == "wgmma" && !tr->use_empty() &&
-         llvm::all_of(tr->getUsers(), [](Operation *u) { return isa<DotOp>(u); });
+  return schedule.getMma() == "wgmma" && foldsIntoDots(tr);
 }
 
-bool GpuKernelLowering::stageWgmmaOperand(Value operand, bool isLhs, const WgmmaTiling &t,
-                                          int64_t region) {
-  // Staged K-major: element (row, k) at t.operandOffset(row, k, ...), where
-  // row is A's m or B's n. A transpose folded into the dot is staged from
-  // its input.
-  Value tile = operand;
+GpuKernelLowering::StagedOperand GpuKernelLowering::stagedOperand(Value operand, bool isLhs,
+                                                                  const WgmmaTiling &t) {
+  // A transpose folded into the dot is staged from its input.
+  StagedOperand o{operand, false, {}, 1};
   bool transposed = false;
   if (auto tr = operand.getDefiningOp<TransposeOp>(); tr && foldedIntoWgmma(tr, schedule)) {
-    tile = tr.getInput();
+    o.tile = tr.getInput();
     transposed = true;
   }
   // Whether the staged tile's last dim is K: then a thread's consecutive
   // registers along it fill one 16-byte piece of a row with a vector store.
-  bool kLast = isLhs != transposed;
-  TileLayout l = layoutOf(tile);
+  o.kLast = isLhs != transposed;
+  o.l = layoutOf(o.tile);
+  unsigned last = o.l.shape.size() - 1;
+  if (o.kLast && !o.l.isUnit(last))
+    o.vec = std::gcd(o.l.size[o.l.dims[last]], t.perCore());
+  return o;
+}
+
+bool GpuKernelLowering::swizzlePays(Value operand, bool isLhs, const WgmmaTiling &t) {
+  StagedOperand o = stagedOperand(operand, isLhs, t);
+  // A warp stores 16 bytes a lane in phases of 8 lanes; the plain layout
+  // keeps them in 8 bank groups only when those lanes are 8 rows.
+  unsigned rowDim = o.kLast ? 0 : 1, rowParent = o.l.dims[rowDim];
+  bool rowsPerPhase =
+      !o.l.isUnit(rowDim) && o.l.laneStride(rowParent) == 1 && o.l.lanes[rowParent] >= 8;
+  return o.vec > 1 && !rowsPerPhase && schedule.getSwizzle();
+}
+
+void GpuKernelLowering::stageWgmmaOperand(Value operand, bool isLhs, const WgmmaTiling &t,
+                                          int64_t region, bool swizzled, int64_t rowOffset) {
+  // Staged K-major: element (row, k) at t.operandOffset(row, k, ...), where
+  // row is A's m or B's n.
+  StagedOperand o = stagedOperand(operand, isLhs, t);
+  Value tile = o.tile;
+  const TileLayout &l = o.l;
+  int64_t vec = o.vec;
   using Operands = WgmmaTiling::Operands;
   // tf32 operands are f32 bits: the tensor cores read the top 19.
   Type stored = t.operands == Operands::TF32   ? (Type)b.getF32Type()
                 : t.operands == Operands::BF16 ? b.getBF16Type()
                                                : b.getF16Type();
-  unsigned last = l.shape.size() - 1, rowDim = kLast ? 0 : 1, kDim = kLast ? 1 : 0;
+  unsigned last = l.shape.size() - 1, rowDim = o.kLast ? 0 : 1, kDim = o.kLast ? 1 : 0;
   int64_t rows = isLhs ? t.rowsA : t.rowsB;
-  int64_t vec = kLast && !l.isUnit(last) ? std::gcd(l.size[l.dims[last]], t.perCore()) : 1;
-  // A warp stores 16 bytes a lane in phases of 8 lanes; the plain layout
-  // keeps them in 8 bank groups only when those lanes are 8 rows.
-  unsigned rowParent = l.dims[rowDim];
-  bool rowsPerPhase = !l.isUnit(rowDim) && l.laneStride(rowParent) == 1 && l.lanes[rowParent] >= 8;
-  bool swizzled = vec > 1 && !rowsPerPhase && schedule.getSwizzle();
   int64_t block = t.blockBytes(swizzled);
 
   OpBuilder::InsertionGuard guard(b);
@@ -453,7 +482,8 @@ bool GpuKernelLowering::stageWgmmaOperand(Value operand, bool isLhs, const Wgmma
       inBlock = arith::XOrIOp::create(b, loc(), inBlock, permutation(row));
     return add(kBlock, inBlock);
   };
-  Value rowBase = bases[rowDim], kBase = bases[kDim];
+  // Whole 8-row groups down keep every row's permutation.
+  Value rowBase = add(bases[rowDim], cIndex(rowOffset)), kBase = bases[kDim];
   auto [baseBlock, baseByte] = kParts(kBase);
   Value threadStart = add(areaStart, offsetOf(rowBase, baseBlock, baseByte));
   const Regs &x = regs[tile];
@@ -485,12 +515,18 @@ bool GpuKernelLowering::stageWgmmaOperand(Value operand, bool isLhs, const Wgmma
     }
     LLVM::StoreOp::create(b, loc(), v, addr, vec * t.elemBytes);
   }
-  return swizzled;
 }
 
 LogicalResult GpuKernelLowering::lowerWgmmaDot(DotOp op) {
+  if (pairedSeconds.contains(op))
+    return success(); // its result came with the dot before it
   std::string why;
-  FailureOr<WgmmaTiling> tiling = WgmmaTiling::get(op, plan.roles[role].numWarps, why);
+  int64_t warps = plan.roles[role].numWarps;
+  std::optional<DotPair> pair = DotPair::of(op);
+  if (pair && (!runs(pair->second) || failed(WgmmaTiling::get(*pair, warps, why))))
+    pair.reset();
+  FailureOr<WgmmaTiling> tiling =
+      pair ? WgmmaTiling::get(*pair, warps, why) : WgmmaTiling::get(op, warps, why);
   if (failed(tiling))
     return op.emitOpError("under 'mma: wgmma' ") << why;
   const WgmmaTiling &t = *tiling;
@@ -498,8 +534,20 @@ LogicalResult GpuKernelLowering::lowerWgmmaDot(DotOp op) {
   Type f32 = b.getF32Type(), i64 = b.getI64Type();
   MLIRContext *ctx = b.getContext();
 
-  bool aSwizzled = stageWgmmaOperand(op.getLhs(), /*isLhs=*/true, t, t.aOffset);
-  bool bSwizzled = stageWgmmaOperand(op.getRhs(), /*isLhs=*/false, t, t.bOffset);
+  // A paired dot's other operand goes below the first's; one descriptor
+  // reads both, so both are swizzled or neither.
+  Value extra = !pair ? Value() : pair->sharesRhs ? pair->second.getLhs() : pair->second.getRhs();
+  bool aSwizzled = swizzlePays(op.getLhs(), /*isLhs=*/true, t);
+  bool bSwizzled = swizzlePays(op.getRhs(), /*isLhs=*/false, t);
+  if (extra) {
+    bool &half = pair->sharesRhs ? aSwizzled : bSwizzled;
+    half = half && swizzlePays(extra, pair->sharesRhs, t);
+  }
+  stageWgmmaOperand(op.getLhs(), /*isLhs=*/true, t, t.aOffset, aSwizzled);
+  stageWgmmaOperand(op.getRhs(), /*isLhs=*/false, t, t.bOffset, bSwizzled);
+  if (extra)
+    stageWgmmaOperand(extra, pair->sharesRhs, t, pair->sharesRhs ? t.aOffset : t.bOffset,
+                      pair->sharesRhs ? aSwizzled : bSwizzled, pair->offset());
   // The tensor cores read shared memory through the async proxy: order the
   // generic-proxy stores before them, then wait for every thread's stores.
   NVVM::FenceProxyOp::create(b, loc(), NVVM::ProxyKindAttr::get(ctx, NVVM::ProxyKind::async_shared),
@@ -593,15 +641,25 @@ LogicalResult GpuKernelLowering::lowerWgmmaDot(DotOp op) {
       }
   }
   syncRole();
-  TileLayout l = layoutOf(op.getResult());
-  Regs out = stageIn(l, f32, dBase,
-                     [&](ArrayRef<Value> c) { return add(mul(c[0], cIndex(t.dStride)), c[1]); });
-  if (op.getAcc()) {
-    const Regs &acc = regs[op.getAcc()];
-    for (int64_t r = 0; r < l.numRegs(); ++r)
-      out[r] = arith::AddFOp::create(b, loc(), out[r], acc[r]);
+  // Each result reads its rows (its columns, for a pair sharing A) back.
+  auto readBack = [&](DotOp dot, int64_t rowFrom, int64_t colFrom) {
+    TileLayout l = layoutOf(dot.getResult());
+    Regs out = stageIn(l, f32, dBase, [&](ArrayRef<Value> c) {
+      return add(mul(add(c[0], cIndex(rowFrom)), cIndex(t.dStride)), add(c[1], cIndex(colFrom)));
+    });
+    if (dot.getAcc()) {
+      const Regs &acc = regs[dot.getAcc()];
+      for (int64_t r = 0; r < l.numRegs(); ++r)
+        out[r] = arith::AddFOp::create(b, loc(), out[r], acc[r]);
+    }
+    regs[dot.getResult()] = out;
+  };
+  readBack(op, 0, 0);
+  if (pair) {
+    readBack(pair->second, pair->sharesRhs ? pair->offset() : 0,
+             pair->sharesRhs ? 0 : pair->offset());
+    pairedSeconds.insert(pair->second);
   }
-  regs[op.getResult()] = out;
   syncRole();
   return success();
 }

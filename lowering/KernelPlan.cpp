@@ -124,6 +124,10 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
   for (const RolePlan &r : plan.roles)
     regsAndWarps.push_back({r.regs, r.numWarps});
   plan.launchRegs = launchRegisters(regsAndWarps, plan.warps);
+  // A written register budget caps a kernel the roles leave uncapped, e.g.
+  // to fit two CTAs of 8 warps on an SM (128 registers).
+  if (!plan.launchRegs)
+    plan.launchRegs = schedule.getRegs();
   plan.reallocRegs =
       llvm::any_of(plan.roles, [&](const RolePlan &r) { return r.regs != plan.roles[0].regs; });
 
@@ -302,7 +306,12 @@ int64_t kiln::stagingBytesOf(Operation *op, StringRef mma, int64_t warps) {
     if (mma == "wgmma") {
       std::string why; // reported by the lowering, at the dot
       FailureOr<WgmmaTiling> t = WgmmaTiling::get(dot, warps, why);
-      return succeeded(t) ? t->bytes : 0;
+      int64_t bytes = succeeded(t) ? t->bytes : 0;
+      // With the dot it may run beside (the lowering decides per role).
+      if (std::optional<DotPair> pair = DotPair::of(dot))
+        if (FailureOr<WgmmaTiling> both = WgmmaTiling::get(*pair, warps, why); succeeded(both))
+          bytes = std::max(bytes, both->bytes);
+      return bytes;
     }
     return alignTo(tileBytes(dot.getLhs()), 16) + tileBytes(dot.getRhs());
   }

@@ -161,7 +161,10 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
     are staged K-major: swizzled (16-byte pieces of a row XOR-permuted by
     the row, in 128 / 64 / 32-byte K blocks) where threads hold runs along
     K, plain core matrices otherwise or under `swizzle = false` (a transpose
-    feeding only such dots folds into the staging), a proxy fence and a
+    feeding only such dots folds into the staging; a dot and the next dot of
+    its block that share an operand, when the second needs nothing computed
+    after the first, run as one product with the other operands stacked), a
+    proxy fence and a
     barrier hand them to the tensor cores, each warpgroup issues
     `nvvm.wgmma.mma_async` on shared-memory descriptors for its 64-row items
     (f32 operands as tf32, bf16 / f16 as such) and writes its accumulator

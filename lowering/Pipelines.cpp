@@ -49,7 +49,6 @@ void kiln::registerAllKilnPasses() {
   mlir::PassPipelineRegistration<>("kiln-cpu-to-llvm",
                                    "Scheduled tile IR to the LLVM dialect for the CPU JIT",
                                    buildCpuToLLVMPipeline);
-  mlir::PassPipelineRegistration<>("kiln-nvvm",
-                                   "Scheduled tile IR to LLVM + NVVM for the PTX backend",
-                                   buildNvvmPipeline);
+  mlir::PassPipelineRegistration<>(
+      "kiln-nvvm", "Scheduled tile IR to LLVM + NVVM for the PTX backend", buildNvvmPipeline);
 }

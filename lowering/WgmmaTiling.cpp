@@ -1,6 +1,8 @@
 //===- WgmmaTiling.cpp - how a tile.dot runs as warpgroup MMAs ------------===//
 #include "lowering/WgmmaTiling.h"
 
+#include "mlir/IR/Dominance.h"
+
 using namespace mlir;
 using namespace kiln;
 
@@ -10,6 +12,65 @@ FailureOr<WgmmaTiling> WgmmaTiling::get(tile::DotOp dot, int64_t warps, std::str
   auto lhs = dot.getLhs().getType(), rhs = dot.getRhs().getType();
   return get(lhs.getShape()[0], rhs.getShape()[1], lhs.getShape()[1], lhs.getElementType(),
              rhs.getElementType(), warps, why);
+}
+
+bool kiln::foldsIntoDots(tile::TransposeOp tr) {
+  return !tr->use_empty() &&
+         llvm::all_of(tr->getUsers(), [](Operation *u) { return isa<tile::DotOp>(u); });
+}
+
+/// What a wgmma operand stages: a transpose folded into its dots is staged
+/// from its input, so two such transposes of one tile are one operand.
+static std::pair<Value, bool> stagedTile(Value operand) {
+  if (auto tr = operand.getDefiningOp<tile::TransposeOp>(); tr && foldsIntoDots(tr))
+    return {tr.getInput(), true};
+  return {operand, false};
+}
+
+int64_t DotPair::offset() const {
+  tile::DotOp dot = first; // accessors are not const
+  return sharesRhs ? dot.getLhs().getType().getShape()[0] : dot.getRhs().getType().getShape()[1];
+}
+
+std::optional<DotPair> DotPair::of(tile::DotOp first) {
+  tile::DotOp second;
+  for (Operation *op = first->getNextNode(); op && !second; op = op->getNextNode())
+    second = dyn_cast<tile::DotOp>(op);
+  if (!second)
+    return std::nullopt;
+  auto lhs = first.getLhs().getType(), rhs = first.getRhs().getType();
+  auto lhs2 = second.getLhs().getType(), rhs2 = second.getRhs().getType();
+  if (lhs.getShape()[1] != lhs2.getShape()[1] || lhs.getElementType() != lhs2.getElementType() ||
+      rhs.getElementType() != rhs2.getElementType())
+    return std::nullopt;
+  DotPair pair{first, second, true};
+  if (stagedTile(first.getRhs()) == stagedTile(second.getRhs()))
+    pair.sharesRhs = true;
+  else if (stagedTile(first.getLhs()) == stagedTile(second.getLhs()))
+    pair.sharesRhs = false;
+  else
+    return std::nullopt;
+  // The stacked operand starts on a whole 8-row group (core matrices, and
+  // the swizzle's atoms, are 8 rows).
+  if (pair.offset() % 8)
+    return std::nullopt;
+  // Everything the second reads must exist where the first runs.
+  DominanceInfo dominance(first->getParentOfType<tile::KernelOp>());
+  for (Value v : second->getOperands())
+    if (!dominance.properlyDominates(stagedTile(v).first, first))
+      return std::nullopt;
+  return pair;
+}
+
+FailureOr<WgmmaTiling> WgmmaTiling::get(const DotPair &pair, int64_t warps, std::string &why) {
+  tile::DotOp first = pair.first, second = pair.second;
+  auto lhs = first.getLhs().getType(), rhs = first.getRhs().getType();
+  int64_t M = lhs.getShape()[0], N = rhs.getShape()[1];
+  if (pair.sharesRhs)
+    M += second.getLhs().getType().getShape()[0];
+  else
+    N += second.getRhs().getType().getShape()[1];
+  return get(M, N, lhs.getShape()[1], lhs.getElementType(), rhs.getElementType(), warps, why);
 }
 
 FailureOr<WgmmaTiling> WgmmaTiling::get(int64_t M, int64_t N, int64_t K, Type a, Type b,

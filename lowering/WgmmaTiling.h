@@ -22,9 +22,30 @@
 
 #include "dsl/TileDialect.h"
 
+#include <optional>
 #include <string>
 
 namespace kiln {
+
+/// Whether a transpose is folded into the wgmma dots it feeds: each stages
+/// its input K-major directly, so the transpose itself moves nothing.
+bool foldsIntoDots(tile::TransposeOp tr);
+
+/// Two dots that run as one wgmma. The second is the next dot of the
+/// first's block; it shares one operand with the first (the same tile, or
+/// transposes of the same tile) and uses nothing computed after the first.
+/// Its other operand is stacked after the first's: rows of A (result rows)
+/// when they share B, rows of B (result columns) when they share A. Two
+/// products of a small chunk then fill one 64-row instruction instead of two
+/// padded ones, and pay one fence, barrier and wait.
+struct DotPair {
+  tile::DotOp first, second;
+  bool sharesRhs = true;
+  /// Where the second's rows (sharesRhs) or columns start in the result.
+  int64_t offset() const;
+  /// The dot pairing with `first` under wgmma, if any.
+  static std::optional<DotPair> of(tile::DotOp first);
+};
 
 struct WgmmaTiling {
   /// The operand type the tensor cores read: bf16 (or f16) when both
@@ -85,6 +106,8 @@ struct WgmmaTiling {
 
   /// Plans `dot` for `warps` warps; on failure `why` says what does not fit.
   static mlir::FailureOr<WgmmaTiling> get(tile::DotOp dot, int64_t warps, std::string &why);
+  /// Plans both products of `pair` as one.
+  static mlir::FailureOr<WgmmaTiling> get(const DotPair &pair, int64_t warps, std::string &why);
   /// Plans an M x K by K x N product of `lhs` and `rhs` elements.
   static mlir::FailureOr<WgmmaTiling> get(int64_t M, int64_t N, int64_t K, mlir::Type lhs,
                                           mlir::Type rhs, int64_t warps, std::string &why);

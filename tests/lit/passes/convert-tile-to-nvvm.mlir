@@ -216,6 +216,62 @@ tile.kernel @wgmma_bf16(%N: index, %x: !tile.view<[N, 16, 16], bf16> {tile.acces
 
 // -----
 
+// Two products of one rhs run as one: [a; c] (32 rows, one 64-row tile)
+// times b, one fence, one commit and wait; each result reads its own rows of
+// the accumulator area (the second from row 16: 16 x (16 + 8) f32 on).
+// The third product needs the first's result, so it runs on its own.
+// CHECK-LABEL: llvm.func @wgmma_pair(
+// CHECK: nvvm.fence.proxy
+// CHECK-NOT: nvvm.fence.proxy
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 16, k = 8>
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 16, k = 8>
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NOT: nvvm.wgmma.wait.group
+// CHECK: nvvm.fence.proxy
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NOT: nvvm.wgmma.wait.group
+// CHECK: llvm.return
+tile.kernel @wgmma_pair(%N: index, %x: !tile.view<[N, 16, 16], f32> {tile.access = "in"}, %y: !tile.view<[N, 16, 16], f32> {tile.access = "out"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 4, mma = "wgmma",
+      roles = [], pipelines = []>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %a = tile.load %x[%n, %c0, %c0] window [1, 16, 16] keep [1, 2] : !tile.view<[N, 16, 16], f32> -> !tile.tile<16x16xf32>
+  %b = tile.transpose %a [1, 0] : !tile.tile<16x16xf32> -> !tile.tile<16x16xf32>
+  %c = tile.exp %a : !tile.tile<16x16xf32>
+  %p = tile.dot %a, %b : !tile.tile<16x16xf32>, !tile.tile<16x16xf32> -> !tile.tile<16x16xf32>
+  %q = tile.dot %c, %b : !tile.tile<16x16xf32>, !tile.tile<16x16xf32> -> !tile.tile<16x16xf32>
+  %r = tile.dot %p, %q : !tile.tile<16x16xf32>, !tile.tile<16x16xf32> -> !tile.tile<16x16xf32>
+  tile.store %r, %y[%n, %c0, %c0] window [1, 16, 16] keep [1, 2] : !tile.tile<16x16xf32>, !tile.view<[N, 16, 16], f32>
+  tile.return
+}
+
+// -----
+
+// Two products of one lhs run as one with their rhs side by side: a x [b, c]
+// is one m64n32 product per K step.
+// CHECK-LABEL: llvm.func @wgmma_pair_columns(
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 32, k = 8>
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 32, k = 8>
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: llvm.return
+tile.kernel @wgmma_pair_columns(%N: index, %x: !tile.view<[N, 16, 16], f32> {tile.access = "in"}, %y: !tile.view<[N, 16, 16], f32> {tile.access = "out"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 4, mma = "wgmma",
+      roles = [], pipelines = []>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %a = tile.load %x[%n, %c0, %c0] window [1, 16, 16] keep [1, 2] : !tile.view<[N, 16, 16], f32> -> !tile.tile<16x16xf32>
+  %c = tile.exp %a : !tile.tile<16x16xf32>
+  %p = tile.dot %a, %a : !tile.tile<16x16xf32>, !tile.tile<16x16xf32> -> !tile.tile<16x16xf32>
+  %q = tile.dot %a, %c : !tile.tile<16x16xf32>, !tile.tile<16x16xf32> -> !tile.tile<16x16xf32>
+  %r = tile.add %p, %q : !tile.tile<16x16xf32>
+  tile.store %r, %y[%n, %c0, %c0] window [1, 16, 16] keep [1, 2] : !tile.tile<16x16xf32>, !tile.view<[N, 16, 16], f32>
+  tile.return
+}
+
+// -----
+
 // Masked loads along a row bound keep their 16-byte vectors: the bound
 // guards whole vectors, and what is out of range reads as zeros.
 // CHECK-LABEL: llvm.func @row_limit(
