@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Run on the GPU machine from the repo root: where an op's time goes.
 # Times each kernel of every split manifest given (graph replay, beside FLA)
-# at 1x8192 16/32, then samples the scan kernel of each with Nsight Compute
-# (warp stalls, and stall samples summed by SASS opcode).
-# usage: bash bench/gpu_prefill_profile.sh MANIFEST.json...
+# at 1x8192 16/32, then samples kernels of each with Nsight Compute (warp
+# stalls, and stall samples summed by SASS opcode): those whose names match
+# $KERNELS (a regex, default: scan).
+# usage: [KERNELS=chunks|scan] bash bench/gpu_prefill_profile.sh MANIFEST.json...
 set -uo pipefail
 OUT=${OUT:-/tmp/kiln-out}
 mkdir -p "$OUT"
@@ -14,8 +15,9 @@ PYTHONUNBUFFERED=1 FLA_PATH=.peer python3 bench/prefill_bench.py "$@" --per-kern
 NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
 [ -n "$NCU" ] || { echo "no ncu here"; exit 0; }
 for m in "$@"; do
-  tag=$(basename "$m" .json)
-  "$NCU" --kernel-name regex:scan --launch-count 1 --section WarpStateStats \
+ for k in $(echo "${KERNELS:-scan}" | tr '|' ' '); do
+  tag=$(basename "$m" .json)_$k
+  "$NCU" --kernel-name regex:$k --launch-count 1 --section WarpStateStats \
     --section SourceCounters --section SpeedOfLight --section MemoryWorkloadAnalysis \
     -o "/tmp/$tag" -f python3 bench/prefill_bench.py "$m" --shapes 1x8192/16 >/tmp/ncu_run.log 2>&1 ||
     { echo "ncu failed on $tag"; tail -5 /tmp/ncu_run.log; continue; }
@@ -23,4 +25,5 @@ for m in "$@"; do
       grep -E "Duration|Throughput|Stall|Warp Cycles|Issued|Eligible|L2 Hit|Mem Busy|Max Bandwidth"
     "$NCU" -i "/tmp/$tag.ncu-rep" --page source --print-source sass --csv 2>/dev/null >/tmp/src.csv
     python3 bench/ncu_opcodes.py /tmp/src.csv; } 2>&1 | tee -a "$OUT/profile.log"
+ done
 done

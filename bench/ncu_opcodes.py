@@ -34,6 +34,15 @@ def main():
     total = sum(by_op.values()) or 1
     print("stall samples by opcode: " + ", ".join(
         f"{op} {100 * n / total:.1f}%" for op, n in by_op.most_common(12)))
+    def samples(r):
+        try:
+            return float(r[sample_col] or 0)
+        except ValueError:
+            return 0.0
+    top = sorted(rows, key=samples, reverse=True)[:12]
+    print("hottest instructions:")
+    for r in top:
+        print(f"  {100 * samples(r) / total:5.1f}%  {r.get('Address', '')}  {r.get('Source', '').strip()[:90]}")
 
 
 if __name__ == "__main__":
