@@ -9,12 +9,12 @@
 // bytes of each of 8 rows, or 8 pieces of one row, then hits 8 different
 // bank groups; the plain core-matrix layout (16 bytes of a row per block)
 // put a row's pieces in one bank group, 8-way conflicts whenever lanes run
-// along K. The dot splits the result into items of
-// 64 rows x nChunk columns that the role's warpgroups take round-robin.
-// Each item's accumulator fragment goes through a padded row-major f32 area
-// so the result can take any register layout. The plan (sizes, offsets,
-// strides) lives here so that the shared-memory budget in KernelPlan and
-// the instructions in convert-tile-to-nvvm agree.
+// along K. The dot splits the result into items of 64 rows x nChunk columns
+// that the role's warpgroups take round-robin. Each item's accumulator
+// fragment goes through a padded row-major f32 area so the result can take
+// any register layout. The plan (sizes, offsets, strides) lives here so
+// that the shared-memory budget in KernelPlan and the instructions in
+// convert-tile-to-nvvm agree.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_LOWERING_WGMMATILING_H
