@@ -17,8 +17,16 @@ using namespace kiln;
 
 namespace {
 
+/// One kernel of an op: what ptxas gave it.
+struct KernelLine {
+  std::string name;
+  int registers = 0;
+  int64_t staticShared = 0, dynamicShared = 0, spillBytes = 0;
+};
+
 struct Row {
   std::string schedule, target, error;
+  std::vector<KernelLine> kernels; // an op's kernels, in launch order
   PtxasReport report;
   bool hasPtx = false, hasCubin = false;
   int64_t dynamicShared = 0;                    // bytes: pipeline rings and their mbarriers
@@ -190,8 +198,18 @@ int kiln::compareSchedules(const CompareOptions &o) {
         row.hasCubin = assemble;
         row.report = build.report;
         row.dynamicShared = build.manifest.dynamicSharedBytes;
-        for (const KernelManifest &k : build.manifest.kernels)
+        for (const KernelManifest &k : build.manifest.kernels) {
           row.dynamicShared = std::max(row.dynamicShared, k.dynamicSharedBytes);
+          KernelLine line{k.entry, 0, 0, k.dynamicSharedBytes, 0};
+          for (const PtxasReport &e : build.report.entries)
+            if (e.kernel == k.entry) {
+              line.registers = e.registers;
+              line.staticShared = e.sharedBytes;
+              line.spillBytes = e.spillStores + e.spillLoads;
+            }
+          if (assemble)
+            row.kernels.push_back(line);
+        }
         row.mix = instructionMix(build.ptx);
         auto gpu = assemble ? GpuKernel::load(build.manifest, build.cubin, error) : nullptr;
         if (gpu && harness) {
@@ -240,6 +258,19 @@ int kiln::compareSchedules(const CompareOptions &o) {
         v.set("static_shared_bytes", json::Value::num(r.report.sharedBytes));
         v.set("dynamic_shared_bytes", json::Value::num(r.dynamicShared));
         v.set("spill_bytes", json::Value::num(r.report.spillStores + r.report.spillLoads));
+        if (!r.kernels.empty()) {
+          json::Value ks = json::Value::arr();
+          for (const KernelLine &k : r.kernels) {
+            json::Value kv = json::Value::obj();
+            kv.set("kernel", json::Value::str(k.name));
+            kv.set("registers", json::Value::num(k.registers));
+            kv.set("static_shared_bytes", json::Value::num(k.staticShared));
+            kv.set("dynamic_shared_bytes", json::Value::num(k.dynamicShared));
+            kv.set("spill_bytes", json::Value::num(k.spillBytes));
+            ks.array.push_back(kv);
+          }
+          v.set("kernels", ks);
+        }
       }
       json::Value mix = json::Value::obj();
       for (auto &[k, n] : r.mix)
@@ -280,6 +311,10 @@ int kiln::compareSchedules(const CompareOptions &o) {
           r.maxDiff, r.gpuUs >= 0 ? ("  gpu " + num(r.gpuUs, "%.2f") + " us").c_str() : "");
       if (!r.error.empty())
         std::printf("  %s\n", r.error.c_str());
+      for (const KernelLine &k : r.kernels)
+        std::printf("  kernel %s: %d regs, %lld B smem, %lld B spilled\n", k.name.c_str(),
+                    k.registers, (long long)(k.staticShared + k.dynamicShared),
+                    (long long)k.spillBytes);
       if (!r.mix.empty()) {
         std::string line;
         for (auto &[k, n] : r.mix)

@@ -49,7 +49,9 @@ usage:
       shuffles, special functions, barriers, TMA, mbarrier, MMA), the roofline
       floor (fewest bytes and the tile IR's flops over the target's bandwidth
       and rate), the largest output difference from the other schedules on
-      the CPU backend (same inputs), and the GPU time where a GPU is present.
+      the CPU backend (same inputs), and the GPU time where a GPU is present;
+      for an op of several kernels, each kernel's registers, shared memory
+      and spills.
       --json prints the same as JSON. Exits 1 when a schedule fails to build.
 
   kiln check [OPS_DIR]
