@@ -411,12 +411,8 @@ static bool foldedIntoWgmma(TransposeOp tr, ScheduleAttr schedule) {
 GpuKernelLowering::StagedOperand GpuKernelLowering::stagedOperand(Value operand, bool isLhs,
                                                                   const WgmmaTiling &t) {
   // A transpose folded into the dot is staged from its input.
-  StagedOperand o{operand, false, {}, 1};
-  bool transposed = false;
-  if (auto tr = operand.getDefiningOp<TransposeOp>(); tr && foldedIntoWgmma(tr, schedule)) {
-    o.tile = tr.getInput();
-    transposed = true;
-  }
+  auto [tile, transposed] = stagedTile(operand);
+  StagedOperand o{tile, false, {}, 1};
   // Whether the staged tile's last dim is K: then a thread's consecutive
   // registers along it fill one 16-byte piece of a row with a vector store.
   o.kLast = isLhs != transposed;
@@ -495,8 +491,7 @@ void GpuKernelLowering::stageWgmmaOperand(Value operand, bool isLhs, const Wgmma
     bool samePermutation = !swizzled || rowC * block % WgmmaTiling::kAtomAlignment == 0;
     Value addr;
     if (samePermutation && kC * t.elemBytes % block == 0) {
-      addr =
-          smemAt(add(threadStart, cIndex(kC * t.elemBytes / block * rows * block + rowC * block)));
+      addr = smemAt(add(threadStart, cIndex(t.linearOffset(rowC, kC, rows, swizzled))));
     } else {
       auto [kBlock, byte] = kParts(add(kBase, cIndex(kC)));
       addr = smemAt(add(areaStart, offsetOf(add(rowBase, cIndex(rowC)), kBlock, byte)));

@@ -19,9 +19,7 @@ bool kiln::foldsIntoDots(tile::TransposeOp tr) {
          llvm::all_of(tr->getUsers(), [](Operation *u) { return isa<tile::DotOp>(u); });
 }
 
-/// What a wgmma operand stages: a transpose folded into its dots is staged
-/// from its input, so two such transposes of one tile are one operand.
-static std::pair<Value, bool> stagedTile(Value operand) {
+std::pair<Value, bool> kiln::stagedTile(Value operand) {
   if (auto tr = operand.getDefiningOp<tile::TransposeOp>(); tr && foldsIntoDots(tr))
     return {tr.getInput(), true};
   return {operand, false};

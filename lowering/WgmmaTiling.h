@@ -31,6 +31,11 @@ namespace kiln {
 /// its input K-major directly, so the transpose itself moves nothing.
 bool foldsIntoDots(tile::TransposeOp tr);
 
+/// What a wgmma operand stages, and whether transposed: a transpose folded
+/// into its dots is staged from its input, so two such transposes of one
+/// tile are one operand.
+std::pair<mlir::Value, bool> stagedTile(mlir::Value operand);
+
 /// Two dots that run as one wgmma. The second is the next dot of the
 /// first's block; it shares one operand with the first (the same tile, or
 /// transposes of the same tile) and uses nothing computed after the first.

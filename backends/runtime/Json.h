@@ -42,6 +42,13 @@ struct Value {
     x.array = std::move(a);
     return x;
   }
+  /// An array of integers (a shape, a box, launch arguments).
+  static Value nums(const std::vector<int64_t> &v) {
+    Value x = arr();
+    for (int64_t n : v)
+      x.array.push_back(num((double)n));
+    return x;
+  }
   static Value obj() {
     Value x;
     x.kind = Object;

@@ -23,10 +23,7 @@ Value KernelManifest::toJson() const {
   for (const TensorMapInfo &t : tensorMaps) {
     Value q = Value::obj();
     q.set("param", Value::num(t.param));
-    Value box = Value::arr();
-    for (int64_t b : t.box)
-      box.array.push_back(Value::num(b));
-    q.set("box", box);
+    q.set("box", Value::nums(t.box));
     maps.array.push_back(q);
   }
   v.set("tensor_maps", maps);

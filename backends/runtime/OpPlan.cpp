@@ -112,10 +112,7 @@ Value OpPlan::toJson() const {
   for (const Launch &launch : launches) {
     Value q = Value::obj();
     q.set("kernel", Value::str(launch.kernel));
-    Value args = Value::arr();
-    for (int64_t a : launch.args)
-      args.array.push_back(Value::num(a));
-    q.set("args", args);
+    q.set("args", Value::nums(launch.args));
     l.array.push_back(q);
   }
   v.set("launches", l);

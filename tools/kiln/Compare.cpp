@@ -253,20 +253,22 @@ int kiln::compareSchedules(const CompareOptions &o) {
       v.set("target", json::Value::str(r.target));
       if (!r.error.empty())
         v.set("error", json::Value::str(r.error));
+      // What ptxas gave the whole op (its largest kernel) or one kernel.
+      auto setResources = [](json::Value &into, const KernelLine &k) {
+        into.set("registers", json::Value::num(k.registers));
+        into.set("static_shared_bytes", json::Value::num(k.staticShared));
+        into.set("dynamic_shared_bytes", json::Value::num(k.dynamicShared));
+        into.set("spill_bytes", json::Value::num(k.spillBytes));
+      };
       if (r.hasCubin) {
-        v.set("registers", json::Value::num(r.report.registers));
-        v.set("static_shared_bytes", json::Value::num(r.report.sharedBytes));
-        v.set("dynamic_shared_bytes", json::Value::num(r.dynamicShared));
-        v.set("spill_bytes", json::Value::num(r.report.spillStores + r.report.spillLoads));
+        setResources(v, {"", r.report.registers, r.report.sharedBytes, r.dynamicShared,
+                         r.report.spillStores + r.report.spillLoads});
         if (!r.kernels.empty()) {
           json::Value ks = json::Value::arr();
           for (const KernelLine &k : r.kernels) {
             json::Value kv = json::Value::obj();
             kv.set("kernel", json::Value::str(k.name));
-            kv.set("registers", json::Value::num(k.registers));
-            kv.set("static_shared_bytes", json::Value::num(k.staticShared));
-            kv.set("dynamic_shared_bytes", json::Value::num(k.dynamicShared));
-            kv.set("spill_bytes", json::Value::num(k.spillBytes));
+            setResources(kv, k);
             ks.array.push_back(kv);
           }
           v.set("kernels", ks);
