@@ -41,7 +41,11 @@ def Tile_ScheduleAttr : AttrDef<Tile_Dialect, "Schedule"> {
     `swizzle` (true unless written false) stages tensor-core operands in the
     swizzled shared-memory layouts rather than plain core matrices; `regs`
     (when not 0, from `budgets: regs`) caps the registers of a thread of a
-    kernel without register-reallocating roles.
+    kernel without register-reallocating roles; `tmemColumns` (when not 0,
+    from `budgets: tmem_columns`) caps the tensor memory the kernel may
+    allocate. `sources` maps schedule keys (`mma`, `params`,
+    `budgets.tmem_columns`, ...) to where the YAML file wrote them, so that
+    a limit found while lowering can name the line that set it.
   }];
   let parameters = (ins "::mlir::StringAttr":$target, "::mlir::DictionaryAttr":$params,
                         "::mlir::ArrayAttr":$grid, "int64_t":$warps,
@@ -49,7 +53,10 @@ def Tile_ScheduleAttr : AttrDef<Tile_Dialect, "Schedule"> {
                         "::mlir::ArrayAttr":$pipelines,
                         DefaultValuedParameter<"int64_t", "0">:$persistent,
                         DefaultValuedParameter<"bool", "true">:$swizzle,
-                        DefaultValuedParameter<"int64_t", "0">:$regs);
+                        DefaultValuedParameter<"int64_t", "0">:$regs,
+                        DefaultValuedParameter<"int64_t", "0">:$tmemColumns,
+                        DefaultValuedParameter<"::mlir::DictionaryAttr",
+                                               "::mlir::DictionaryAttr()">:$sources);
   let assemblyFormat = "`<` struct(params) `>`";
 }
 

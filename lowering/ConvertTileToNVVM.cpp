@@ -22,9 +22,9 @@
 #include "lowering/KernelPlan.h"
 #include "lowering/KernelWalk.h"
 #include "lowering/Layout.h"
+#include "lowering/MmaTiling.h"
 #include "lowering/Passes.h"
 #include "lowering/ScalarCodegen.h"
-#include "lowering/WgmmaTiling.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -78,6 +78,15 @@ private:
   /// issued and of stages read (i32 allocas; SROA keeps them in registers).
   SmallVector<Value> tensorMaps, issued, consumed;
   Value dynamicSmem; // ptr addrspace(3), base of the rings and mbarriers
+  /// tcgen05: this thread's count of waits on its role's MMA mbarrier (an
+  /// i32 alloca), whose low bit is the phase parity to wait for.
+  Value mmaWaits;
+  /// The CTA's tensor-memory address, read from where the allocation wrote
+  /// it (a shared load where it is used rather than a register held
+  /// through the kernel).
+  Value tmemBase() {
+    return LLVM::LoadOp::create(b, loc(), b.getI32Type(), smemAt(cIndex(plan.tmemSlotOffset)));
+  }
 
   Location loc() { return kernel.getLoc(); }
   SmallVector<Value> mapped(ValueRange vs) {
@@ -114,7 +123,11 @@ private:
   void bumpCounter(Value counter);
   void waitBarrier(Value barrier, Value parity);
   LogicalResult lowerRingLoad(const RingPlan &ring, LoadOp load);
-  void initRings();
+  /// Allocates tensor memory and initialises the rings' and roles'
+  /// mbarriers, then synchronises the CTA.
+  void initShared();
+  /// Frees the tensor memory once every thread is done.
+  void freeTensorMemory();
   LogicalResult lowerRole(unsigned r, Block &body, const IRMapping &entryMap);
 
   /// Layout of a tile value (from its op, or for loop-carried values, from
@@ -159,8 +172,21 @@ private:
   Value stagingBase(int64_t extraBytes = 0);
   Value rowMajor(ArrayRef<Value> coords, ArrayRef<int64_t> shape);
   LogicalResult lowerDot(DotOp op);
-  LogicalResult lowerWgmmaDot(DotOp op);
-  /// A wgmma operand as staged: the tile whose registers are written (a
+  /// A dot on tensor cores: both operands staged in shared memory, the
+  /// products issued as `t.kind` says, the result read back through the
+  /// staging area's f32 rows.
+  LogicalResult lowerTensorCoreDot(DotOp op, MmaTiling::Kind kind);
+  /// The shared-memory descriptor of an operand starting `offset` bytes
+  /// into the staging area.
+  Value operandDescriptor(const MmaTiling &t, Value offset, int64_t rows, bool swizzled);
+  /// wgmma: each warpgroup runs its items and writes their fragments to the
+  /// result rows at t.dOffset of the staging area.
+  void issueWgmma(const MmaTiling &t, bool aSwizzled, bool bSwizzled);
+  /// tcgen05: the role's first thread issues every item into the role's
+  /// tensor-memory columns and commits to the role's mbarrier; the role
+  /// waits on it and its warpgroups copy the columns to the result rows.
+  void issueTcgen05(const MmaTiling &t, bool aSwizzled, bool bSwizzled);
+  /// A tensor-core operand as staged: the tile whose registers are written (a
   /// folded transpose's input), whether its last dim is K, its layout, and
   /// the elements of K a thread writes at once.
   struct StagedOperand {
@@ -169,14 +195,14 @@ private:
     TileLayout l;
     int64_t vec;
   };
-  StagedOperand stagedOperand(Value operand, bool isLhs, const WgmmaTiling &t);
+  StagedOperand stagedOperand(Value operand, bool isLhs, const MmaTiling &t);
   /// Whether the swizzled layout saves bank conflicts staging `operand`.
-  bool swizzlePays(Value operand, bool isLhs, const WgmmaTiling &t);
-  /// Stages a wgmma operand (the dot's lhs when `isLhs`) K-major at `region`
+  bool swizzlePays(Value operand, bool isLhs, const MmaTiling &t);
+  /// Stages a tensor-core operand (the dot's lhs when `isLhs`) K-major at `region`
   /// of the staging area, its first row at staged row `rowOffset` (a
   /// multiple of 8).
-  void stageWgmmaOperand(Value operand, bool isLhs, const WgmmaTiling &t, int64_t region,
-                         bool swizzled, int64_t rowOffset = 0);
+  void stageMmaOperand(Value operand, bool isLhs, const MmaTiling &t, int64_t region, bool swizzled,
+                       int64_t rowOffset = 0);
   LogicalResult lowerCumsum(CumsumOp op);
   /// A fresh shared-memory array of `count` elements; returns its address.
   Value scratchBuffer(Type elem, int64_t count);
@@ -351,8 +377,8 @@ LogicalResult GpuKernelLowering::lowerCumsum(CumsumOp op) {
 
 LogicalResult GpuKernelLowering::lowerDot(DotOp op) {
   StringRef mma = schedule.getMma();
-  if (mma == "wgmma")
-    return lowerWgmmaDot(op);
+  if (std::optional<MmaTiling::Kind> kind = MmaTiling::kindOf(mma))
+    return lowerTensorCoreDot(op, *kind);
   if (mma != "none" && mma != "simt")
     return op.emitOpError("needs the schedule's matrix instruction '")
            << mma << "', which is not lowered yet; 'mma: simt' lowers dot on CUDA cores";
@@ -402,14 +428,14 @@ LogicalResult GpuKernelLowering::lowerDot(DotOp op) {
   return success();
 }
 
-/// A transpose whose only users are dots under wgmma: the dots stage its
-/// input directly (a K-major operand is the transposed one's rows).
-static bool foldedIntoWgmma(TransposeOp tr, ScheduleAttr schedule) {
-  return schedule.getMma() == "wgmma" && foldsIntoDots(tr);
+/// A transpose whose only users are dots on tensor cores: the dots stage
+/// its input directly (a K-major operand is the transposed one's rows).
+static bool foldedIntoTensorCoreDots(TransposeOp tr, ScheduleAttr schedule) {
+  return MmaTiling::kindOf(schedule.getMma()) && foldsIntoDots(tr);
 }
 
 GpuKernelLowering::StagedOperand GpuKernelLowering::stagedOperand(Value operand, bool isLhs,
-                                                                  const WgmmaTiling &t) {
+                                                                  const MmaTiling &t) {
   // A transpose folded into the dot is staged from its input.
   auto [tile, transposed] = stagedTile(operand);
   StagedOperand o{tile, false, {}, 1};
@@ -423,7 +449,7 @@ GpuKernelLowering::StagedOperand GpuKernelLowering::stagedOperand(Value operand,
   return o;
 }
 
-bool GpuKernelLowering::swizzlePays(Value operand, bool isLhs, const WgmmaTiling &t) {
+bool GpuKernelLowering::swizzlePays(Value operand, bool isLhs, const MmaTiling &t) {
   StagedOperand o = stagedOperand(operand, isLhs, t);
   // A warp stores 16 bytes a lane in phases of 8 lanes; the plain layout
   // keeps them in 8 bank groups only when those lanes are 8 rows.
@@ -433,15 +459,15 @@ bool GpuKernelLowering::swizzlePays(Value operand, bool isLhs, const WgmmaTiling
   return o.vec > 1 && !rowsPerPhase && schedule.getSwizzle();
 }
 
-void GpuKernelLowering::stageWgmmaOperand(Value operand, bool isLhs, const WgmmaTiling &t,
-                                          int64_t region, bool swizzled, int64_t rowOffset) {
+void GpuKernelLowering::stageMmaOperand(Value operand, bool isLhs, const MmaTiling &t,
+                                        int64_t region, bool swizzled, int64_t rowOffset) {
   // Staged K-major: element (row, k) at t.operandOffset(row, k, ...), where
   // row is A's m or B's n.
   StagedOperand o = stagedOperand(operand, isLhs, t);
   Value tile = o.tile;
   const TileLayout &l = o.l;
   int64_t vec = o.vec;
-  using Operands = WgmmaTiling::Operands;
+  using Operands = MmaTiling::Operands;
   // tf32 operands are f32 bits: the tensor cores read the top 19.
   Type stored = t.operands == Operands::TF32   ? (Type)b.getF32Type()
                 : t.operands == Operands::BF16 ? b.getBF16Type()
@@ -457,7 +483,7 @@ void GpuKernelLowering::stageWgmmaOperand(Value operand, bool isLhs, const Wgmma
   }
   SmallVector<Value> bases = threadBases(l);
   Value areaStart = cIndex(plan.roles[role].stagingOffset + region);
-  // WgmmaTiling::operandOffset as K block + row + (byte in the row XOR the
+  // MmaTiling::operandOffset as K block + row + (byte in the row XOR the
   // row's permutation). A register's constant rows and K bytes add to the
   // thread's own when they keep its permutation (whole 8-row atoms) and its
   // byte in the row (whole K blocks); other registers compute theirs.
@@ -488,7 +514,7 @@ void GpuKernelLowering::stageWgmmaOperand(Value operand, bool isLhs, const Wgmma
     if (ri[last] % vec)
       continue; // stored with the run it belongs to
     int64_t rowC = l.constOffset(rowDim, ri[rowDim]), kC = l.constOffset(kDim, ri[kDim]);
-    bool samePermutation = !swizzled || rowC * block % WgmmaTiling::kAtomAlignment == 0;
+    bool samePermutation = !swizzled || rowC * block % MmaTiling::kAtomAlignment == 0;
     Value addr;
     if (samePermutation && kC * t.elemBytes % block == 0) {
       addr = smemAt(add(threadStart, cIndex(t.linearOffset(rowC, kC, rows, swizzled))));
@@ -512,21 +538,19 @@ void GpuKernelLowering::stageWgmmaOperand(Value operand, bool isLhs, const Wgmma
   }
 }
 
-LogicalResult GpuKernelLowering::lowerWgmmaDot(DotOp op) {
+LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind kind) {
   if (pairedSeconds.contains(op))
     return success(); // its result came with the dot before it
   std::string why;
   int64_t warps = plan.roles[role].numWarps;
   std::optional<DotPair> pair = DotPair::of(op);
-  if (pair && (!runs(pair->second) || failed(WgmmaTiling::get(*pair, warps, why))))
+  if (pair && (!runs(pair->second) || failed(MmaTiling::get(kind, *pair, warps, why))))
     pair.reset();
-  FailureOr<WgmmaTiling> tiling =
-      pair ? WgmmaTiling::get(*pair, warps, why) : WgmmaTiling::get(op, warps, why);
+  FailureOr<MmaTiling> tiling =
+      pair ? MmaTiling::get(kind, *pair, warps, why) : MmaTiling::get(kind, op, warps, why);
   if (failed(tiling))
-    return op.emitOpError("under 'mma: wgmma' ") << why;
-  const WgmmaTiling &t = *tiling;
-  using Operands = WgmmaTiling::Operands;
-  Type f32 = b.getF32Type(), i64 = b.getI64Type();
+    return op.emitOpError("under 'mma: ") << schedule.getMma().getValue() << "' " << why;
+  const MmaTiling &t = *tiling;
   MLIRContext *ctx = b.getContext();
 
   // A paired dot's other operand goes below the first's; one descriptor
@@ -538,34 +562,69 @@ LogicalResult GpuKernelLowering::lowerWgmmaDot(DotOp op) {
     bool &half = pair->sharesRhs ? aSwizzled : bSwizzled;
     half = half && swizzlePays(extra, pair->sharesRhs, t);
   }
-  stageWgmmaOperand(op.getLhs(), /*isLhs=*/true, t, t.aOffset, aSwizzled);
-  stageWgmmaOperand(op.getRhs(), /*isLhs=*/false, t, t.bOffset, bSwizzled);
+  stageMmaOperand(op.getLhs(), /*isLhs=*/true, t, t.aOffset, aSwizzled);
+  stageMmaOperand(op.getRhs(), /*isLhs=*/false, t, t.bOffset, bSwizzled);
   if (extra)
-    stageWgmmaOperand(extra, pair->sharesRhs, t, pair->sharesRhs ? t.aOffset : t.bOffset,
-                      pair->sharesRhs ? aSwizzled : bSwizzled, pair->offset());
+    stageMmaOperand(extra, pair->sharesRhs, t, pair->sharesRhs ? t.aOffset : t.bOffset,
+                    pair->sharesRhs ? aSwizzled : bSwizzled, pair->offset());
   // The tensor cores read shared memory through the async proxy: order the
   // generic-proxy stores before them, then wait for every thread's stores.
   NVVM::FenceProxyOp::create(b, loc(), NVVM::ProxyKindAttr::get(ctx, NVVM::ProxyKind::async_shared),
                              NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+  if (kind == MmaTiling::Kind::Wgmma) {
+    syncRole();
+    issueWgmma(t, aSwizzled, bSwizzled);
+  } else {
+    issueTcgen05(t, aSwizzled, bSwizzled);
+  }
   syncRole();
-
-  // Descriptor of an operand tile starting at byte `offset` of the area:
-  // its start address in 16-byte units, then the swizzle mode and strides.
-  Value areaAddr = LLVM::PtrToIntOp::create(b, loc(), i64, stagingBase());
-  auto i64Const = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc(), v, 64); };
-  auto descriptor = [&](Value offset, int64_t rows, bool swizzled) -> Value {
-    Value addr = arith::AddIOp::create(b, loc(), areaAddr,
-                                       arith::IndexCastOp::create(b, loc(), i64, offset));
-    Value start = arith::ShRUIOp::create(
-        b, loc(), arith::AndIOp::create(b, loc(), addr, i64Const(0x3FFFF)), i64Const(4));
-    return arith::OrIOp::create(b, loc(), start, i64Const(t.descriptorBits(rows, swizzled)));
+  Value dBase = stagingBase(t.dOffset);
+  // Each result reads its rows (its columns, for a pair sharing A) back.
+  Type f32 = b.getF32Type();
+  auto readBack = [&](DotOp dot, int64_t rowFrom, int64_t colFrom) {
+    TileLayout l = layoutOf(dot.getResult());
+    Regs out = stageIn(l, f32, dBase, [&](ArrayRef<Value> c) {
+      return add(mul(add(c[0], cIndex(rowFrom)), cIndex(t.dStride)), add(c[1], cIndex(colFrom)));
+    });
+    if (dot.getAcc()) {
+      const Regs &acc = regs[dot.getAcc()];
+      for (int64_t r = 0; r < l.numRegs(); ++r)
+        out[r] = arith::AddFOp::create(b, loc(), out[r], acc[r]);
+    }
+    regs[dot.getResult()] = out;
   };
+  readBack(op, 0, 0);
+  if (pair) {
+    readBack(pair->second, pair->sharesRhs ? pair->offset() : 0,
+             pair->sharesRhs ? 0 : pair->offset());
+    pairedSeconds.insert(pair->second);
+  }
+  syncRole();
+  return success();
+}
+
+Value GpuKernelLowering::operandDescriptor(const MmaTiling &t, Value offset, int64_t rows,
+                                           bool swizzled) {
+  // The start address in 16-byte units, then the layout and strides.
+  Type i64 = b.getI64Type();
+  auto i64Const = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc(), v, 64); };
+  Value areaAddr = LLVM::PtrToIntOp::create(b, loc(), i64, stagingBase());
+  Value addr =
+      arith::AddIOp::create(b, loc(), areaAddr, arith::IndexCastOp::create(b, loc(), i64, offset));
+  Value start = arith::ShRUIOp::create(
+      b, loc(), arith::AndIOp::create(b, loc(), addr, i64Const(0x3FFFF)), i64Const(4));
+  return arith::OrIOp::create(b, loc(), start, i64Const(t.descriptorBits(rows, swizzled)));
+}
+
+void GpuKernelLowering::issueWgmma(const MmaTiling &t, bool aSwizzled, bool bSwizzled) {
+  using Operands = MmaTiling::Operands;
+  Type f32 = b.getF32Type();
+  MLIRContext *ctx = b.getContext();
   auto wgmmaType = [&](Operands o) {
     return o == Operands::TF32   ? NVVM::WGMMATypes::tf32
            : o == Operands::BF16 ? NVVM::WGMMATypes::bf16
                                  : NVVM::WGMMATypes::f16;
   };
-
   Value wg = arith::DivUIOp::create(b, loc(), warp, cIndex(4));
   Value warpInGroup = arith::RemUIOp::create(b, loc(), warp, cIndex(4));
   Value fragRow =
@@ -597,9 +656,10 @@ LogicalResult GpuKernelLowering::lowerWgmmaDot(DotOp op) {
       Value aAt = add(aStart, cIndex(t.linearOffset(0, s * t.kStep, t.rowsA, aSwizzled)));
       Value bAt = add(bStart, cIndex(t.linearOffset(0, s * t.kStep, t.rowsB, bSwizzled)));
       acc = NVVM::WgmmaMmaAsyncOp::create(
-          b, loc(), accType, acc, descriptor(aAt, t.rowsA, aSwizzled),
-          descriptor(bAt, t.rowsB, bSwizzled), NVVM::MMAShapeAttr::get(ctx, 64, t.nChunk, t.kStep),
-          wgmmaType(t.operands), wgmmaType(t.operands), NVVM::WGMMATypes::f32,
+          b, loc(), accType, acc, operandDescriptor(t, aAt, t.rowsA, aSwizzled),
+          operandDescriptor(t, bAt, t.rowsB, bSwizzled),
+          NVVM::MMAShapeAttr::get(ctx, 64, t.nChunk, t.kStep), wgmmaType(t.operands),
+          wgmmaType(t.operands), NVVM::WGMMATypes::f32,
           s == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one, NVVM::WGMMAScaleIn::one,
           NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row, NVVM::MMALayout::col,
           NVVM::MMAIntOverflowAttr());
@@ -635,28 +695,130 @@ LogicalResult GpuKernelLowering::lowerWgmmaDot(DotOp op) {
                               t.dStride % 2 ? 4 : 8);
       }
   }
-  syncRole();
-  // Each result reads its rows (its columns, for a pair sharing A) back.
-  auto readBack = [&](DotOp dot, int64_t rowFrom, int64_t colFrom) {
-    TileLayout l = layoutOf(dot.getResult());
-    Regs out = stageIn(l, f32, dBase, [&](ArrayRef<Value> c) {
-      return add(mul(add(c[0], cIndex(rowFrom)), cIndex(t.dStride)), add(c[1], cIndex(colFrom)));
-    });
-    if (dot.getAcc()) {
-      const Regs &acc = regs[dot.getAcc()];
-      for (int64_t r = 0; r < l.numRegs(); ++r)
-        out[r] = arith::AddFOp::create(b, loc(), out[r], acc[r]);
-    }
-    regs[dot.getResult()] = out;
+}
+
+void GpuKernelLowering::issueTcgen05(const MmaTiling &t, bool aSwizzled, bool bSwizzled) {
+  using Operands = MmaTiling::Operands;
+  MLIRContext *ctx = b.getContext();
+  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  const RolePlan &rp = plan.roles[role];
+  auto fence = [&](NVVM::Tcgen05FenceKind k) {
+    NVVM::Tcgen05FenceOp::create(b, loc(), NVVM::Tcgen05FenceKindAttr::get(ctx, k));
   };
-  readBack(op, 0, 0);
-  if (pair) {
-    readBack(pair->second, pair->sharesRhs ? pair->offset() : 0,
-             pair->sharesRhs ? 0 : pair->offset());
-    pairedSeconds.insert(pair->second);
-  }
+  auto tmemPtr = [&](Value columnAndLane) -> Value {
+    return LLVM::IntToPtrOp::create(
+        b, loc(), LLVM::LLVMPointerType::get(ctx, 6),
+        arith::AddIOp::create(b, loc(), tmemBase(), columnAndLane).getResult());
+  };
+  auto cta1 = NVVM::CTAGroupKindAttr::get(ctx, NVVM::CTAGroupKind::CTA_1);
+  // The last products' columns were read (tcgen05.wait::ld) before the
+  // barrier; the fences order those reads before the MMAs that overwrite them.
+  fence(NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
   syncRole();
-  return success();
+  Value barrier = smemAt(cIndex(rp.mmaBarrierOffset));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    enterLeaderOnly();
+    fence(NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
+    auto kind = NVVM::Tcgen05MMAKindAttr::get(
+        ctx, t.operands == Operands::TF32 ? NVVM::Tcgen05MMAKind::TF32 : NVVM::Tcgen05MMAKind::F16);
+    Value idesc = cI32(t.instructionDescriptor());
+    // The K steps run as a loop: one thread issues them, and unrolled, the
+    // hoisted descriptors of every step would hold registers of the role.
+    for (int64_t item = 0; item < t.items(); ++item) {
+      int64_t mTile = item / t.nParts, nPart = item % t.nParts;
+      int64_t aStart = t.aOffset + mTile * t.instrM * t.blockBytes(aSwizzled);
+      int64_t bStart = t.bOffset + nPart * t.nChunk * t.blockBytes(bSwizzled);
+      Value d = tmemPtr(cI32(rp.tmemColumnOffset + item * t.nChunk));
+      auto steps = scf::ForOp::create(b, loc(), cIndex(0), cIndex(t.K / t.kStep), cIndex(1));
+      OpBuilder::InsertionGuard inLoop(b);
+      b.setInsertionPoint(steps.getBody()->getTerminator());
+      Value s = steps.getInductionVar();
+      // linearOffset of K step s: whole K blocks, then bytes into one.
+      auto stepOffset = [&](int64_t start, int64_t rows, bool swizzled) {
+        int64_t block = t.blockBytes(swizzled);
+        Value kByte = mul(s, cIndex(32));
+        return add(cIndex(start), add(mul(arith::DivUIOp::create(b, loc(), kByte, cIndex(block)),
+                                          cIndex(rows * block)),
+                                      arith::RemUIOp::create(b, loc(), kByte, cIndex(block))));
+      };
+      Value accumulate = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ne, s, cIndex(0));
+      NVVM::Tcgen05MMAOp::create(
+          b, loc(), kind, cta1, NVVM::Tcgen05MMACollectorOpAttr(), UnitAttr(), d,
+          operandDescriptor(t, stepOffset(aStart, t.rowsA, aSwizzled), t.rowsA, aSwizzled),
+          operandDescriptor(t, stepOffset(bStart, t.rowsB, bSwizzled), t.rowsB, bSwizzled), idesc,
+          accumulate, Value(), Value());
+    }
+    // Arrives on the barrier once every product above has finished.
+    NVVM::Tcgen05CommitOp::create(b, loc(), barrier, Value(), cta1);
+  }
+  Value waits = LLVM::LoadOp::create(b, loc(), i32, mmaWaits);
+  waitBarrier(barrier, arith::AndIOp::create(b, loc(), waits, cI32(1)));
+  LLVM::StoreOp::create(b, loc(), arith::AddIOp::create(b, loc(), waits, cI32(1)), mmaWaits);
+  fence(NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
+
+  // Each warp reaches the lanes of its quarter (its warp index in the CTA
+  // mod 4): 32 rows of a 128-row product, or 16 (lanes 0-15 of the quarter)
+  // of a 64-row one. The role's warpgroups take blocks of columns in turn.
+  Value quarter = arith::RemUIOp::create(
+      b, loc(), arith::DivUIOp::create(b, loc(), tid, cIndex(32)), cIndex(4));
+  Value wg = arith::DivUIOp::create(b, loc(), warp, cIndex(4));
+  Value laneField = arith::ShLIOp::create(
+      b, loc(), mul(arith::IndexCastOp::create(b, loc(), i32, quarter), cI32(32)), cI32(16));
+  int64_t rowsPerQuarter = t.instrM / 4, perItem = t.nChunk / t.loadColumns;
+  Value rowInTile = add(mul(quarter, cIndex(rowsPerQuarter)), lane);
+  Value dBase = stagingBase(t.dOffset);
+  auto loadType = VectorType::get({t.loadColumns}, i32);
+  auto quadType = VectorType::get({4}, f32);
+  for (int64_t round = 0; round < t.loadRounds(); ++round) {
+    OpBuilder::InsertionGuard guard(b);
+    Value block = add(wg, cIndex(round * t.warpgroups));
+    if ((round + 1) * t.warpgroups > t.loadBlocks()) {
+      auto busy = scf::IfOp::create(
+          b, loc(), TypeRange{},
+          arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult, block, cIndex(t.loadBlocks())),
+          false);
+      b.setInsertionPoint(busy.thenBlock()->getTerminator());
+    }
+    Value item = arith::DivUIOp::create(b, loc(), block, cIndex(perItem));
+    Value inItem = arith::RemUIOp::create(b, loc(), block, cIndex(perItem));
+    Value column = add(cIndex(rp.tmemColumnOffset),
+                       add(mul(item, cIndex(t.nChunk)), mul(inItem, cIndex(t.loadColumns))));
+    Value at = tmemPtr(arith::AddIOp::create(b, loc(), laneField,
+                                             arith::IndexCastOp::create(b, loc(), i32, column)));
+    Value loaded = NVVM::Tcgen05LdOp::create(
+        b, loc(), loadType, UnitAttr(),
+        NVVM::Tcgen05LdStShapeAttr::get(ctx, NVVM::Tcgen05LdStShape::SHAPE_32X32B), at, Value());
+    NVVM::Tcgen05WaitOp::create(b, loc(),
+                                NVVM::Tcgen05WaitKindAttr::get(ctx, NVVM::Tcgen05WaitKind::LOAD));
+    Value mTile = arith::DivUIOp::create(b, loc(), item, cIndex(t.nParts));
+    Value nPart = arith::RemUIOp::create(b, loc(), item, cIndex(t.nParts));
+    Value row = add(mul(mTile, cIndex(t.instrM)), rowInTile);
+    Value inside;
+    if (rowsPerQuarter < 32)
+      inside =
+          arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult, lane, cIndex(rowsPerQuarter));
+    if (t.M % t.instrM)
+      inside = andOf(inside,
+                     arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult, row, cIndex(t.M)));
+    if (inside) {
+      auto only = scf::IfOp::create(b, loc(), TypeRange{}, inside, false);
+      b.setInsertionPoint(only.thenBlock()->getTerminator());
+    }
+    // Columns past N land in the row's padding, which nobody reads.
+    Value col0 = add(mul(nPart, cIndex(t.nChunk)), mul(inItem, cIndex(t.loadColumns)));
+    Value rowStart = add(mul(row, cIndex(t.dStride)), col0);
+    for (int64_t q = 0; q < t.loadColumns / 4; ++q) {
+      Value quad = LLVM::UndefOp::create(b, loc(), quadType);
+      for (int64_t j = 0; j < 4; ++j) {
+        Value bits = LLVM::ExtractElementOp::create(b, loc(), loaded, cI32(4 * q + j));
+        quad = LLVM::InsertElementOp::create(b, loc(), quad,
+                                             LLVM::BitcastOp::create(b, loc(), f32, bits), cI32(j));
+      }
+      LLVM::StoreOp::create(b, loc(), quad, sharedElem(dBase, f32, add(rowStart, cIndex(4 * q))),
+                            16);
+    }
+  }
 }
 
 Value GpuKernelLowering::scratchBuffer(Type elem, int64_t count) {
@@ -1168,7 +1330,7 @@ LogicalResult GpuKernelLowering::lowerOp(Operation *op) {
         return success();
       })
       .Case([&](TransposeOp tr) {
-        if (foldedIntoWgmma(tr, schedule))
+        if (foldedIntoTensorCoreDots(tr, schedule))
           return success();
         Value base = stagingBase();
         stageOut(tr.getInput(), base);
@@ -1306,9 +1468,25 @@ LogicalResult GpuKernelLowering::lowerRingLoad(const RingPlan &ring, LoadOp load
   return success();
 }
 
-void GpuKernelLowering::initRings() {
-  if (plan.rings.empty())
+void GpuKernelLowering::initShared() {
+  bool mmaBarriers =
+      llvm::any_of(plan.roles, [](const RolePlan &r) { return r.mmaBarrierOffset >= 0; });
+  if (plan.rings.empty() && !mmaBarriers && !plan.tmemColumns)
     return;
+  MLIRContext *ctx = b.getContext();
+  auto cta1 = NVVM::CTAGroupKindAttr::get(ctx, NVVM::CTAGroupKind::CTA_1);
+  if (plan.tmemColumns) {
+    // One whole warp allocates the CTA's tensor memory and writes its
+    // address to shared memory; giving up the permit lets the SM's other
+    // CTAs allocate as soon as this one frees its columns.
+    OpBuilder::InsertionGuard guard(b);
+    auto first = scf::IfOp::create(b, loc(), TypeRange{},
+                                   eq(arith::DivUIOp::create(b, loc(), tid, cIndex(32)), 0), false);
+    b.setInsertionPoint(first.thenBlock()->getTerminator());
+    NVVM::Tcgen05AllocOp::create(b, loc(), smemAt(cIndex(plan.tmemSlotOffset)),
+                                 cI32(plan.tmemColumns), cta1);
+    NVVM::Tcgen05RelinquishAllocPermitOp::create(b, loc(), cta1);
+  }
   {
     OpBuilder::InsertionGuard guard(b);
     auto first = scf::IfOp::create(b, loc(), TypeRange{}, eq(tid, 0), false);
@@ -1319,10 +1497,42 @@ void GpuKernelLowering::initRings() {
         NVVM::MBarrierInitOp::create(b, loc(), ringBarrier(ring, cIndex(ring.depth + s)),
                                      cI32(ring.consumerThreads), Value());
       }
+    // A role's MMA barrier completes a phase when tcgen05.commit arrives.
+    for (const RolePlan &r : plan.roles)
+      if (r.mmaBarrierOffset >= 0)
+        NVVM::MBarrierInitOp::create(b, loc(), smemAt(cIndex(r.mmaBarrierOffset)), cI32(1),
+                                     Value());
     // Makes the initialised barriers visible to the copy engine.
     NVVM::FenceMbarrierInitOp::create(b, loc());
   }
+  if (plan.tmemColumns)
+    NVVM::Tcgen05FenceOp::create(
+        b, loc(), NVVM::Tcgen05FenceKindAttr::get(ctx, NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC));
   NVVM::Barrier0Op::create(b, loc());
+  if (plan.tmemColumns) {
+    NVVM::Tcgen05FenceOp::create(
+        b, loc(), NVVM::Tcgen05FenceKindAttr::get(ctx, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC));
+  }
+}
+
+void GpuKernelLowering::freeTensorMemory() {
+  if (!plan.tmemColumns)
+    return;
+  // Every role is done with its columns (their reads waited) before the
+  // allocating warp frees them.
+  MLIRContext *ctx = b.getContext();
+  NVVM::Tcgen05FenceOp::create(
+      b, loc(), NVVM::Tcgen05FenceKindAttr::get(ctx, NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC));
+  NVVM::Barrier0Op::create(b, loc());
+  OpBuilder::InsertionGuard guard(b);
+  auto first = scf::IfOp::create(b, loc(), TypeRange{},
+                                 eq(arith::DivUIOp::create(b, loc(), tid, cIndex(32)), 0), false);
+  b.setInsertionPoint(first.thenBlock()->getTerminator());
+  NVVM::Tcgen05FenceOp::create(
+      b, loc(), NVVM::Tcgen05FenceKindAttr::get(ctx, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC));
+  Value at = LLVM::IntToPtrOp::create(b, loc(), LLVM::LLVMPointerType::get(ctx, 6), tmemBase());
+  NVVM::Tcgen05DeallocOp::create(b, loc(), at, cI32(plan.tmemColumns),
+                                 NVVM::CTAGroupKindAttr::get(ctx, NVVM::CTAGroupKind::CTA_1));
 }
 
 LogicalResult GpuKernelLowering::lowerRole(unsigned r, Block &body, const IRMapping &entryMap) {
@@ -1443,29 +1653,41 @@ LogicalResult GpuKernelLowering::run() {
       }
     }
   }
-  initRings();
+  if (plan.tmemColumns) {
+    mmaWaits = LLVM::AllocaOp::create(b, loc(), ptr0, b.getI32Type(), cI32(1), 4);
+    LLVM::StoreOp::create(b, loc(), cI32(0), mmaWaits);
+  }
+  initShared();
 
   // One role over the whole CTA needs no branch.
   IRMapping entryMap = map;
   if (plan.roles.size() == 1 && plan.roles[0].firstWarp == 0 &&
-      plan.roles[0].numWarps == plan.warps)
-    return lowerRole(0, body, entryMap);
-  // Otherwise one branch of an if/else chain per role (setmaxnreg takes
-  // effect only so); warps outside every role exit.
-  OpBuilder::InsertionGuard guard(b);
-  Value warpInCta = arith::DivUIOp::create(b, loc(), tid, cIndex(32));
-  for (auto [r, rp] : llvm::enumerate(plan.roles)) {
-    Value in = arith::AndIOp::create(
-        b, loc(),
-        arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::uge, warpInCta, cIndex(rp.firstWarp)),
-        arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult, warpInCta,
-                              cIndex(rp.firstWarp + rp.numWarps)));
-    auto branch = scf::IfOp::create(b, loc(), TypeRange{}, in, /*withElse=*/true);
-    b.setInsertionPoint(branch.thenBlock()->getTerminator());
-    if (failed(lowerRole(r, body, entryMap)))
+      plan.roles[0].numWarps == plan.warps) {
+    if (failed(lowerRole(0, body, entryMap)))
       return failure();
-    b.setInsertionPoint(branch.elseBlock()->getTerminator());
+    freeTensorMemory();
+    return success();
   }
+  // Otherwise one branch of an if/else chain per role (setmaxnreg takes
+  // effect only so); warps outside every role go straight to the end.
+  {
+    OpBuilder::InsertionGuard guard(b);
+    Value warpInCta = arith::DivUIOp::create(b, loc(), tid, cIndex(32));
+    for (auto [r, rp] : llvm::enumerate(plan.roles)) {
+      Value in = arith::AndIOp::create(b, loc(),
+                                       arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::uge,
+                                                             warpInCta, cIndex(rp.firstWarp)),
+                                       arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult,
+                                                             warpInCta,
+                                                             cIndex(rp.firstWarp + rp.numWarps)));
+      auto branch = scf::IfOp::create(b, loc(), TypeRange{}, in, /*withElse=*/true);
+      b.setInsertionPoint(branch.thenBlock()->getTerminator());
+      if (failed(lowerRole(r, body, entryMap)))
+        return failure();
+      b.setInsertionPoint(branch.elseBlock()->getTerminator());
+    }
+  }
+  freeTensorMemory();
   return success();
 }
 

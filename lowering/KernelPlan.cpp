@@ -1,7 +1,7 @@
 //===- KernelPlan.cpp - warp roles and copy pipelines of a kernel ---------===//
 #include "lowering/KernelPlan.h"
 #include "dsl/schedule/Target.h"
-#include "lowering/WgmmaTiling.h"
+#include "lowering/MmaTiling.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
@@ -14,6 +14,16 @@ using namespace kiln::tile;
 namespace {
 
 int64_t alignTo(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
+
+/// Points `diag` at the first of `keys` the schedule's YAML wrote.
+void noteScheduleLine(InFlightDiagnostic &diag, ScheduleAttr schedule, ArrayRef<StringRef> keys) {
+  DictionaryAttr sources = schedule.getSources();
+  for (StringRef key : keys)
+    if (auto at = dyn_cast_or_null<LocationAttr>(sources ? sources.get(key) : Attribute())) {
+      diag.attachNote(Location(at)) << "the schedule sets it here";
+      return;
+    }
+}
 
 std::string formatDouble(double x) {
   char text[32];
@@ -245,6 +255,49 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
              failure();
   }
 
+  // tcgen05 accumulators: each role that runs such dots gets columns of its
+  // own (roles run concurrently) and an mbarrier their completion arrives
+  // on; the CTA allocates the total once, rounded up to a power of two.
+  const TargetDesc *target = lookupTarget(schedule.getTarget().str());
+  Operation *widest = nullptr; // the dot taking the most columns, for the error below
+  int64_t widestColumns = 0, tmemTotal = 0;
+  for (RolePlan &role : plan.roles) {
+    kernel.walk([&](Operation *op) {
+      if (!role.runs.contains(op))
+        return;
+      int64_t columns = tensorMemoryColumnsOf(op, schedule.getMma(), role.numWarps);
+      role.tmemColumns = std::max(role.tmemColumns, columns);
+      if (columns > widestColumns) {
+        widest = op;
+        widestColumns = columns;
+      }
+    });
+    if (!role.tmemColumns)
+      continue;
+    role.tmemColumnOffset = tmemTotal;
+    tmemTotal += role.tmemColumns;
+    role.mmaBarrierOffset = plan.dynamicSharedBytes;
+    plan.dynamicSharedBytes += 8;
+  }
+  if (tmemTotal) {
+    int64_t budget =
+        schedule.getTmemColumns() ? schedule.getTmemColumns() : (target ? target->tmemColumns : 0);
+    if (tmemTotal > budget) {
+      InFlightDiagnostic diag = widest->emitOpError("needs ")
+                                << tmemTotal
+                                << " tensor-memory columns for the accumulators of the kernel's "
+                                   "tcgen05 products, more than the "
+                                << budget << " the schedule allows; use smaller tiles";
+      noteScheduleLine(diag, schedule, {"budgets.tmem_columns", "params", "mma"});
+      return failure();
+    }
+    plan.tmemColumns = 32;
+    while (plan.tmemColumns < tmemTotal)
+      plan.tmemColumns *= 2;
+    plan.tmemSlotOffset = plan.dynamicSharedBytes;
+    plan.dynamicSharedBytes += 8;
+  }
+
   // Staging areas, one per role, after the rings: roles stage concurrently.
   Operation *largest = nullptr; // the op staging the most, for the error below
   int64_t largestBytes = 0;
@@ -261,22 +314,23 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
     });
     if (!role.stagingBytes)
       continue;
-    // wgmma operands are swizzled in atoms the hardware locates by address.
+    // Tensor-core operands are swizzled in atoms the hardware locates by
+    // address.
     role.stagingOffset =
         alignTo(plan.dynamicSharedBytes,
-                schedule.getMma() == "wgmma" ? WgmmaTiling::kAtomAlignment : kRingAlignment);
+                MmaTiling::kindOf(schedule.getMma()) ? MmaTiling::kAtomAlignment : kRingAlignment);
     plan.dynamicSharedBytes = role.stagingOffset + role.stagingBytes;
   }
-  const TargetDesc *target = lookupTarget(schedule.getTarget().str());
   if (target && target->isGpu && plan.dynamicSharedBytes > target->smemBytes) {
     Operation *at = largest ? largest : kernel.getOperation();
-    return at->emitOpError("needs ")
-               << plan.dynamicSharedBytes
-               << " bytes of shared memory with the rings and staging areas of the kernel, more "
-                  "than the "
-               << target->smemBytes << " of " << target->name
-               << "; use smaller tiles (schedule params)",
-           failure();
+    InFlightDiagnostic diag = at->emitOpError("needs ")
+                              << plan.dynamicSharedBytes
+                              << " bytes of shared memory with the rings and staging areas of the "
+                                 "kernel, more than the "
+                              << target->smemBytes << " of " << target->name
+                              << "; use smaller tiles (schedule params)";
+    noteScheduleLine(diag, schedule, {"params", "pipelines", "target"});
+    return failure();
   }
 
   // Tile layouts span the warps of a computing role; every such role must
@@ -303,17 +357,31 @@ int64_t kiln::stagingBytesOf(Operation *op, StringRef mma, int64_t warps) {
   if (isa<ConvertLayoutOp, TransposeOp, CumsumOp>(op))
     return tileBytes(op->getOperand(0));
   if (auto dot = dyn_cast<DotOp>(op)) {
-    if (mma == "wgmma") {
+    if (std::optional<MmaTiling::Kind> kind = MmaTiling::kindOf(mma)) {
       std::string why; // reported by the lowering, at the dot
-      FailureOr<WgmmaTiling> t = WgmmaTiling::get(dot, warps, why);
+      FailureOr<MmaTiling> t = MmaTiling::get(*kind, dot, warps, why);
       int64_t bytes = succeeded(t) ? t->bytes : 0;
       // With the dot it may run beside (the lowering decides per role).
       if (std::optional<DotPair> pair = DotPair::of(dot))
-        if (FailureOr<WgmmaTiling> both = WgmmaTiling::get(*pair, warps, why); succeeded(both))
+        if (FailureOr<MmaTiling> both = MmaTiling::get(*kind, *pair, warps, why); succeeded(both))
           bytes = std::max(bytes, both->bytes);
       return bytes;
     }
     return alignTo(tileBytes(dot.getLhs()), 16) + tileBytes(dot.getRhs());
   }
   return 0;
+}
+
+int64_t kiln::tensorMemoryColumnsOf(Operation *op, StringRef mma, int64_t warps) {
+  auto dot = dyn_cast<DotOp>(op);
+  if (!dot || MmaTiling::kindOf(mma) != MmaTiling::Kind::Tcgen05)
+    return 0;
+  std::string why;
+  FailureOr<MmaTiling> t = MmaTiling::get(MmaTiling::Kind::Tcgen05, dot, warps, why);
+  int64_t columns = succeeded(t) ? t->tmemColumns : 0;
+  if (std::optional<DotPair> pair = DotPair::of(dot))
+    if (FailureOr<MmaTiling> both = MmaTiling::get(MmaTiling::Kind::Tcgen05, *pair, warps, why);
+        succeeded(both))
+      columns = std::max(columns, both->tmemColumns);
+  return columns;
 }

@@ -52,12 +52,20 @@ struct RolePlan {
   /// transpose, cumsum, layout conversions) stage it, in dynamic shared
   /// memory; the largest such op sets the size.
   int64_t stagingOffset = 0, stagingBytes = 0;
+  /// tcgen05 dots: the role's accumulator columns start here in the CTA's
+  /// tensor memory, and their completion arrives on the mbarrier at
+  /// `mmaBarrierOffset` in dynamic shared memory (-1: the role has none).
+  int64_t tmemColumnOffset = 0, tmemColumns = 0;
+  int64_t mmaBarrierOffset = -1;
 };
 
 /// Shared memory `op` stages its operands in when a role of `warps` warps
 /// runs it under the schedule's matrix instruction `mma`; 0 when it needs
 /// none.
 int64_t stagingBytesOf(mlir::Operation *op, llvm::StringRef mma, int64_t warps);
+/// Tensor-memory columns `op`'s accumulators take under `mma` (tcgen05
+/// dots), 0 for anything else.
+int64_t tensorMemoryColumnsOf(mlir::Operation *op, llvm::StringRef mma, int64_t warps);
 
 struct KernelPlan {
   llvm::SmallVector<RolePlan> roles; // at least one
@@ -68,6 +76,10 @@ struct KernelPlan {
   bool reallocRegs = false; // roles change their registers with setmaxnreg
   int64_t persistent = 0;   // resident CTAs per SM; 0: one CTA per grid point
   int64_t dynamicSharedBytes = 0;
+  /// Tensor memory the CTA allocates at entry (a power of two >= 32
+  /// columns; 0: none) and where, in dynamic shared memory, the allocation
+  /// writes its address.
+  int64_t tmemColumns = 0, tmemSlotOffset = 0;
 
   /// Plans a scheduled kernel; errors are emitted on the kernel or the op.
   static mlir::FailureOr<KernelPlan> build(tile::KernelOp kernel);

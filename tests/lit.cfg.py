@@ -18,3 +18,17 @@ ptxas = os.environ.get("KILN_PTXAS") or (
 if ptxas:
     config.available_features.add("ptxas")
     config.environment["KILN_PTXAS"] = ptxas
+
+# cuobjdump (with nvdisasm) for SASS checks: the CUDA toolkit's, or NVIDIA's
+# pip packages that tools/setup.sh installs into the build tree.
+cuda_tools = os.path.join(config.kiln_tools_dir, "..", "cuda-tools", "nvidia", "cu13", "bin")
+cuobjdump = os.environ.get("KILN_CUOBJDUMP")
+for d in [cuda_tools, "/usr/local/cuda/bin"] + os.environ.get("PATH", "").split(os.pathsep):
+    if cuobjdump:
+        break
+    if os.path.exists(os.path.join(d, "cuobjdump")) and os.path.exists(os.path.join(d, "nvdisasm")):
+        cuobjdump = os.path.join(d, "cuobjdump")
+if cuobjdump:
+    config.available_features.add("cuobjdump")
+    config.environment["PATH"] = os.pathsep.join(
+        [os.path.dirname(cuobjdump), config.environment["PATH"]])

@@ -46,6 +46,12 @@ struct Pipeline {
 struct Schedule {
   std::string path, text;
   const TargetDesc *target = nullptr;
+  /// Set before loading to compile the schedule for another target (its
+  /// twin): `target` becomes this one, a tensor-core `mma` becomes this
+  /// target's family (tcgen05 <-> wgmma) and a tensor-memory budget is
+  /// dropped; everything else stays as written and is checked again.
+  const TargetDesc *retarget = nullptr;
+  const TargetDesc *writtenTarget = nullptr; // as the YAML says
   SrcPos targetPos;
   Named op; // the kernel it schedules; empty name: the source's only kernel
   std::map<std::string, lang::ExternalValue> params;

@@ -138,9 +138,30 @@ bool kiln::applySchedule(const Schedule &s, KernelOp kernel, llvm::raw_ostream &
   for (const Pipeline &p : s.pipelines)
     pipes.push_back(PipelineAttr::get(ctx, StringAttr::get(ctx, p.name.name), strs(p.buffers),
                                       p.depth, StringAttr::get(ctx, p.copy.name)));
+  // Where the YAML wrote what a later limit may blame.
+  SmallVector<NamedAttribute> sources;
+  auto source = [&](StringRef key, SrcPos pos) {
+    if (pos.line)
+      sources.push_back(NamedAttribute(StringAttr::get(ctx, key),
+                                       FileLineColLoc::get(ctx, s.path, pos.line, pos.col)));
+  };
+  SrcPos firstParam;
+  for (auto &[name, pos] : s.paramPos)
+    if (!firstParam.line || pos.line < firstParam.line)
+      firstParam = pos;
+  source("target", s.targetPos);
+  source("warps", s.warpsPos);
+  source("mma", s.mma.pos);
+  source("params", firstParam);
+  if (!s.pipelines.empty())
+    source("pipelines", s.pipelines.front().name.pos);
+  source("budgets.smem", s.smemPos);
+  source("budgets.tmem_columns", s.tmemPos);
+  source("budgets.regs", s.regPos);
   kernel.setScheduleAttr(ScheduleAttr::get(
       ctx, StringAttr::get(ctx, s.target->name), DictionaryAttr::get(ctx, params), strs(s.grid),
       s.warps, StringAttr::get(ctx, s.mma.name), ArrayAttr::get(ctx, roles),
-      ArrayAttr::get(ctx, pipes), s.persistent, s.swizzle, s.regPos.line ? s.regBudget : 0));
+      ArrayAttr::get(ctx, pipes), s.persistent, s.swizzle, s.regPos.line ? s.regBudget : 0,
+      s.tmemPos.line ? s.tmemBudget : 0, DictionaryAttr::get(ctx, sources)));
   return true;
 }

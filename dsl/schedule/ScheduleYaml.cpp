@@ -137,6 +137,9 @@ void parse(const YAML::Node &root, Schedule &s) {
   if (!s.target)
     throw Reject{s.targetPos,
                  "unknown target '" + target.Scalar() + "' (known: " + targetNames() + ")"};
+  s.writtenTarget = s.target;
+  if (s.retarget)
+    s.target = s.retarget;
   const TargetDesc &t = *s.target;
   s.smemBudget = t.smemBytes;
   s.tmemBudget = t.tmemColumns;
@@ -206,6 +209,10 @@ void parseKernelKeys(const YAML::Node &root, Schedule &s) {
   }
   if (YAML::Node mma = root["mma"]) {
     s.mma = {scalar(mma, "mma"), posOf(mma)};
+    // A twin multiplies on its own target's tensor cores.
+    const MmaKind *written = s.writtenTarget->mma(s.mma.name);
+    if (s.retarget && written && written->tensorCores && t.tensorCoreMma())
+      s.mma.name = t.tensorCoreMma()->name;
     if (!t.mma(s.mma.name)) {
       std::string list;
       for (const MmaKind &k : t.mmaKinds)
@@ -231,7 +238,7 @@ void parseKernelKeys(const YAML::Node &root, Schedule &s) {
       s.smemPos = posOf(n);
       s.smemBudget = integer(n, "budgets.smem", 0, t.smemBytes);
     }
-    if (YAML::Node n = budgets["tmem_columns"]) {
+    if (YAML::Node n = budgets["tmem_columns"]; n && !s.retarget) {
       s.tmemPos = posOf(n);
       s.tmemBudget = integer(n, "budgets.tmem_columns", 0, t.tmemColumns);
       if (s.tmemBudget && (s.tmemBudget < 32 || (s.tmemBudget & (s.tmemBudget - 1))))

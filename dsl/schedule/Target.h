@@ -18,8 +18,11 @@ namespace kiln {
 struct MmaKind {
   std::string name; // none, simt, wgmma, tcgen05
   /// Warps that issue one instruction together: a tile's product runs on
-  /// whole groups of them (wgmma: a warpgroup of 4).
+  /// whole groups of them (wgmma: a warpgroup of 4; tcgen05: one thread
+  /// issues, but a warpgroup reads the result from tensor memory).
   int64_t warps = 1;
+  /// Multiplies on tensor cores from operands staged in shared memory.
+  bool tensorCores = false;
 };
 
 struct TargetDesc {
@@ -34,6 +37,13 @@ struct TargetDesc {
   const MmaKind *mma(const std::string &name) const {
     for (const MmaKind &k : mmaKinds)
       if (k.name == name)
+        return &k;
+    return nullptr;
+  }
+  /// The target's tensor-core instruction family, or null.
+  const MmaKind *tensorCoreMma() const {
+    for (const MmaKind &k : mmaKinds)
+      if (k.tensorCores)
         return &k;
     return nullptr;
   }

@@ -30,12 +30,13 @@ std::unique_ptr<MLIRContext> kiln::makeContext() {
 bool kiln::compileOp(MLIRContext &context, const std::string &tilePath,
                      const std::string &schedulePath,
                      const std::map<std::string, lang::ExternalValue> &constants, Compiled &out,
-                     llvm::raw_ostream &errs) {
+                     llvm::raw_ostream &errs, const TargetDesc *retarget) {
   std::string text, error;
   if (!readFile(tilePath, text, error)) {
     errs << "kiln: error: " << error << "\n";
     return false;
   }
+  out.schedule.retarget = retarget;
   if (!loadSchedule(schedulePath, out.schedule, errs))
     return false;
   lang::CompileOptions options;

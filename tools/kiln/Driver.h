@@ -22,11 +22,12 @@ struct Compiled {
 
 /// Reads `tilePath` and `schedulePath`, compiles the kernel or op the schedule
 /// names with `constants` overriding the source's consts, validates and
-/// attaches the schedule. Errors go to `errs` with file:line:col.
+/// attaches the schedule. Errors go to `errs` with file:line:col. With
+/// `retarget`, the schedule's twin for that target (Schedule::retarget).
 bool compileOp(mlir::MLIRContext &context, const std::string &tilePath,
                const std::string &schedulePath,
                const std::map<std::string, lang::ExternalValue> &constants, Compiled &out,
-               llvm::raw_ostream &errs);
+               llvm::raw_ostream &errs, const TargetDesc *retarget = nullptr);
 
 /// A context with every dialect Kiln's pipelines use.
 std::unique_ptr<mlir::MLIRContext> makeContext();

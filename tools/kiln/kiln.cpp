@@ -23,7 +23,8 @@ static const char *kUsage = R"(kiln - a tile-level kernel compiler
 
 usage:
   kiln compile OP.tile --schedule S.yaml [--emit mlir|llvm|ptx|cubin]
-               [-D NAME=VALUE]... [--print-ir-after-all] [-o FILE]
+               [-D NAME=VALUE]... [--retarget TARGET] [--print-ir-after-all]
+               [-o FILE]
       Compile the kernel a schedule names. --emit mlir (default) prints the
       scheduled tile IR; --emit llvm prints the LLVM dialect the schedule's
       target lowers to (CPU or NVVM); --emit ptx the PTX of a GPU schedule;
@@ -31,6 +32,10 @@ usage:
       register / shared memory / spill report. With -o, ptx and cubin also
       write FILE's manifest (FILE with .json): entry, parameters, grid, block.
       --print-ir-after-all prints the IR after every pass to stderr.
+      --retarget TARGET compiles the schedule's twin for TARGET: the same
+      tiles, roles and pipelines, its tensor-core mma switched to TARGET's
+      (tcgen05 <-> wgmma), its tensor-memory budget dropped; so an sm_100a
+      schedule runs and is checked on an H100.
 
   kiln run OP.tile --schedule S.yaml [--target cpu|sm_90a|sm_100a]
            [--dims NAME=N,...] [-D NAME=VALUE]... [--seed N]
@@ -87,7 +92,7 @@ bool parseInt(const std::string &s, int64_t &v) {
 }
 
 struct Args {
-  std::string command, input, schedule, emit = "mlir", target = "cpu", output;
+  std::string command, input, schedule, emit = "mlir", target = "cpu", output, retarget;
   std::map<std::string, lang::ExternalValue> constants;
   RunConfig run; // --dims, --seed and the other run options
   bool printAfterAll = false, json = false;
@@ -130,6 +135,15 @@ int parseArgs(int argc, char **argv, Args &a) {
         return usageError("--target needs a target", i);
       if (!lookupTarget(a.target))
         return usageError("unknown target '" + a.target + "' (" + targetNames() + ")", i);
+    } else if (arg == "--retarget") {
+      if (!value(a.retarget))
+        return usageError("--retarget needs a target", i);
+      const TargetDesc *t = lookupTarget(a.retarget);
+      if (!t || !t->isGpu)
+        return usageError(
+            "--retarget takes a GPU target (sm_90a, sm_100a), not '" + a.retarget + "'", i);
+      if (a.command != "compile")
+        return usageError("--retarget is an option of kiln compile", i);
     } else if (arg == "-o") {
       if (!value(a.output))
         return usageError("-o needs a file", i);
@@ -187,7 +201,8 @@ int compileCommand(const Args &a) {
   auto ctx = makeContext();
   SourceDiagnostics diags(*ctx, llvm::errs());
   Compiled c;
-  if (!compileOp(*ctx, a.input, a.schedule, a.constants, c, llvm::errs()))
+  if (!compileOp(*ctx, a.input, a.schedule, a.constants, c, llvm::errs(),
+                 a.retarget.empty() ? nullptr : lookupTarget(a.retarget)))
     return 1;
   diags.addSource(c.schedule.path, c.schedule.text);
   std::string text;

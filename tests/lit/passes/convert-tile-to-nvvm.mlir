@@ -310,3 +310,52 @@ tile.kernel @static_masked(%N: index, %x: !tile.view<[64], f32> {tile.access = "
   tile.store %t, %x[%start] window [32] keep [0] masked : !tile.tile<32xf32>, !tile.view<[64], f32>
   tile.return
 }
+
+// -----
+
+// The same product under tcgen05: one whole warp allocates 32 tensor-memory
+// columns (16 rounded up) and gives up the permit before the CTA barrier;
+// the staged operands are fenced for the async proxy; tcgen05 fences wrap
+// the barrier; one thread issues the 64-row MMAs (K in two steps, the first
+// without accumulating) and commits them to the role's mbarrier; every
+// thread waits on its phase parity, reads 16 columns of its lanes with
+// tcgen05.ld and waits for the load before storing them; at the end the
+// allocating warp frees the columns after a barrier.
+// CHECK-LABEL: llvm.func @tcgen05_dot(
+// CHECK: nvvm.tcgen05.alloc %{{.*}}, %{{.*}} : !llvm.ptr<3>, i32
+// CHECK-NEXT: nvvm.tcgen05.relinquish_alloc_permit
+// CHECK: nvvm.mbarrier.init %{{.*}}, %{{.*}}
+// CHECK: nvvm.tcgen05.fence <before>
+// CHECK-NEXT: nvvm.barrier0
+// CHECK-NEXT: nvvm.tcgen05.fence <after>
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: nvvm.tcgen05.fence <before>
+// CHECK-NEXT: nvvm.barrier0
+// CHECK: nvvm.tcgen05.fence <after>
+// CHECK: scf.for
+// The instruction descriptor: f32 accumulators, tf32 operands, N 16, M 64.
+// CHECK: nvvm.tcgen05.mma {{.*}}, %c67373328_i32, {{.*}} {ctaGroup = #nvvm.cta_group<cta_1>, kind = #nvvm.tcgen05_mma_kind<tf32>}
+// CHECK-NOT: nvvm.tcgen05.ld
+// CHECK: nvvm.tcgen05.commit %[[BAR:.*]] : !llvm.ptr<3>
+// CHECK-NOT: nvvm.tcgen05.ld
+// CHECK: nvvm.mbarrier.try_wait.parity %[[BAR]]
+// CHECK: nvvm.tcgen05.fence <after>
+// CHECK: nvvm.tcgen05.ld {{.*}} {shape = #nvvm.tcgen05_ldst_shape<shape_32x32b>} : vector<16xi32>
+// CHECK-NEXT: nvvm.tcgen05.wait <load>
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<3>
+// CHECK: nvvm.tcgen05.fence <before>
+// CHECK-NEXT: nvvm.barrier0
+// CHECK: nvvm.tcgen05.fence <after>
+// CHECK: nvvm.tcgen05.dealloc %{{.*}}, %{{.*}} : !llvm.ptr<6>, i32
+// CHECK: llvm.return
+tile.kernel @tcgen05_dot(%N: index, %x: !tile.view<[N, 16, 16], f32> {tile.access = "inout"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_100a", params = {}, grid = ["n"], warps = 4, mma = "tcgen05",
+      roles = [], pipelines = []>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%n, %c0, %c0] window [1, 16, 16] keep [1, 2] : !tile.view<[N, 16, 16], f32> -> !tile.tile<16x16xf32>
+  %tt = tile.transpose %t [1, 0] : !tile.tile<16x16xf32> -> !tile.tile<16x16xf32>
+  %p = tile.dot %t, %tt : !tile.tile<16x16xf32>, !tile.tile<16x16xf32> -> !tile.tile<16x16xf32>
+  tile.store %p, %x[%n, %c0, %c0] window [1, 16, 16] keep [1, 2] : !tile.tile<16x16xf32>, !tile.view<[N, 16, 16], f32>
+  tile.return
+}

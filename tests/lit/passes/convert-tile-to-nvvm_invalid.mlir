@@ -81,3 +81,35 @@ tile.kernel @dot_inner(%N: index, %x: !tile.view<[N, 16, 4], f32> {tile.access =
   %p = tile.dot %t, %tt : !tile.tile<16x4xf32>, !tile.tile<4x16xf32> -> !tile.tile<16x16xf32>
   tile.return
 }
+
+// -----
+
+// A 128 x 64 tcgen05 product keeps its accumulator in 64 tensor-memory
+// columns; the schedule allows 32.
+tile.kernel @tmem_budget(%N: index, %x: !tile.view<[N, 128, 64], f32> {tile.access = "inout"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_100a", params = {}, grid = ["n"], warps = 4, mma = "tcgen05",
+      roles = [], pipelines = [], tmemColumns = 32>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%n, %c0, %c0] window [1, 128, 64] keep [1, 2] : !tile.view<[N, 128, 64], f32> -> !tile.tile<128x64xf32>
+  %u = tile.load %x[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] : !tile.view<[N, 128, 64], f32> -> !tile.tile<64x64xf32>
+  // expected-error @+1 {{needs 64 tensor-memory columns for the accumulators of the kernel's tcgen05 products, more than the 32 the schedule allows; use smaller tiles}}
+  %p = tile.dot %t, %u : !tile.tile<128x64xf32>, !tile.tile<64x64xf32> -> !tile.tile<128x64xf32>
+  tile.store %p, %x[%n, %c0, %c0] window [1, 128, 64] keep [1, 2] : !tile.tile<128x64xf32>, !tile.view<[N, 128, 64], f32>
+  tile.return
+}
+
+// -----
+
+// tcgen05 reads its result back on whole warpgroups.
+tile.kernel @tcgen05_warps(%N: index, %x: !tile.view<[N, 16, 16], f32> {tile.access = "inout"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_100a", params = {}, grid = ["n"], warps = 2, mma = "tcgen05",
+      roles = [], pipelines = []>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%n, %c0, %c0] window [1, 16, 16] keep [1, 2] : !tile.view<[N, 16, 16], f32> -> !tile.tile<16x16xf32>
+  // expected-error @+1 {{under 'mma: tcgen05' reads its result from tensor memory on whole warpgroups (each warp of one reaches a quarter of the lanes), but the role has 2 warps}}
+  %p = tile.dot %t, %t : !tile.tile<16x16xf32>, !tile.tile<16x16xf32> -> !tile.tile<16x16xf32>
+  tile.store %p, %x[%n, %c0, %c0] window [1, 16, 16] keep [1, 2] : !tile.tile<16x16xf32>, !tile.view<[N, 16, 16], f32>
+  tile.return
+}

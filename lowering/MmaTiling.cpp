@@ -1,5 +1,5 @@
-//===- WgmmaTiling.cpp - how a tile.dot runs as warpgroup MMAs ------------===//
-#include "lowering/WgmmaTiling.h"
+//===- MmaTiling.cpp - how a tile.dot runs on tensor cores ----------------===//
+#include "lowering/MmaTiling.h"
 
 #include "mlir/IR/Dominance.h"
 
@@ -8,9 +8,17 @@ using namespace kiln;
 
 static int64_t alignTo(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 
-FailureOr<WgmmaTiling> WgmmaTiling::get(tile::DotOp dot, int64_t warps, std::string &why) {
+std::optional<MmaTiling::Kind> MmaTiling::kindOf(StringRef mma) {
+  if (mma == "wgmma")
+    return Kind::Wgmma;
+  if (mma == "tcgen05")
+    return Kind::Tcgen05;
+  return std::nullopt;
+}
+
+FailureOr<MmaTiling> MmaTiling::get(Kind kind, tile::DotOp dot, int64_t warps, std::string &why) {
   auto lhs = dot.getLhs().getType(), rhs = dot.getRhs().getType();
-  return get(lhs.getShape()[0], rhs.getShape()[1], lhs.getShape()[1], lhs.getElementType(),
+  return get(kind, lhs.getShape()[0], rhs.getShape()[1], lhs.getShape()[1], lhs.getElementType(),
              rhs.getElementType(), warps, why);
 }
 
@@ -60,7 +68,8 @@ std::optional<DotPair> DotPair::of(tile::DotOp first) {
   return pair;
 }
 
-FailureOr<WgmmaTiling> WgmmaTiling::get(const DotPair &pair, int64_t warps, std::string &why) {
+FailureOr<MmaTiling> MmaTiling::get(Kind kind, const DotPair &pair, int64_t warps,
+                                    std::string &why) {
   tile::DotOp first = pair.first, second = pair.second;
   auto lhs = first.getLhs().getType(), rhs = first.getRhs().getType();
   int64_t M = lhs.getShape()[0], N = rhs.getShape()[1];
@@ -68,12 +77,13 @@ FailureOr<WgmmaTiling> WgmmaTiling::get(const DotPair &pair, int64_t warps, std:
     M += second.getLhs().getType().getShape()[0];
   else
     N += second.getRhs().getType().getShape()[1];
-  return get(M, N, lhs.getShape()[1], lhs.getElementType(), rhs.getElementType(), warps, why);
+  return get(kind, M, N, lhs.getShape()[1], lhs.getElementType(), rhs.getElementType(), warps, why);
 }
 
-FailureOr<WgmmaTiling> WgmmaTiling::get(int64_t M, int64_t N, int64_t K, Type a, Type b,
-                                        int64_t warps, std::string &why) {
-  WgmmaTiling t;
+FailureOr<MmaTiling> MmaTiling::get(Kind kind, int64_t M, int64_t N, int64_t K, Type a, Type b,
+                                    int64_t warps, std::string &why) {
+  MmaTiling t;
+  t.kind = kind;
   t.M = M;
   t.N = N;
   t.K = K;
@@ -85,39 +95,60 @@ FailureOr<WgmmaTiling> WgmmaTiling::get(int64_t M, int64_t N, int64_t K, Type a,
     t.operands = Operands::TF32;
   t.elemBytes = t.operands == Operands::TF32 ? 4 : 2;
   t.kStep = 32 / t.elemBytes;
+  bool tcgen05 = kind == Kind::Tcgen05;
+  const char *name = tcgen05 ? "tcgen05" : "wgmma";
   if (warps % 4) {
-    why = "runs on whole warpgroups, but the role has " + std::to_string(warps) + " warps";
+    why = tcgen05
+              ? "reads its result from tensor memory on whole warpgroups (each warp of one "
+                "reaches a quarter of the lanes), but the role has " +
+                    std::to_string(warps) + " warps"
+              : "runs on whole warpgroups, but the role has " + std::to_string(warps) + " warps";
     return failure();
   }
   if (t.K % t.kStep) {
-    why = "has an inner dim of " + std::to_string(t.K) + "; wgmma on " +
+    why = "has an inner dim of " + std::to_string(t.K) + "; " + name + " on " +
           (t.operands == Operands::TF32 ? "tf32" : "16-bit") + " operands needs a multiple of " +
           std::to_string(t.kStep);
     return failure();
   }
   t.warpgroups = warps / 4;
-  t.mTiles = alignTo(t.M, 64) / 64;
-  int64_t n8 = alignTo(t.N, 8);
-  // Split columns while warpgroups would idle and the halves stay whole
-  // instructions; then until a part fits one instruction (N <= 256).
+  // tcgen05 runs 128 rows at once where there are more than 64; its N steps
+  // by 16 at 128 rows.
+  t.instrM = tcgen05 && M > 64 ? 128 : 64;
+  int64_t nStep = t.instrM == 128 ? 16 : 8;
+  t.mTiles = alignTo(t.M, t.instrM) / t.instrM;
+  int64_t nPad = alignTo(t.N, nStep);
+  // wgmma: split columns while warpgroups would idle and the halves stay
+  // whole instructions (one thread issues every tcgen05 item: no gain);
+  // then until a part fits one instruction (N <= 256).
   t.nParts = 1;
-  while (t.mTiles * t.nParts * 2 <= t.warpgroups && n8 % (16 * t.nParts) == 0)
+  while (!tcgen05 && t.mTiles * t.nParts * 2 <= t.warpgroups && nPad % (16 * t.nParts) == 0)
     t.nParts *= 2;
-  while (n8 / t.nParts > 256 || n8 % (8 * t.nParts))
+  while (nPad / t.nParts > 256 || nPad % (nStep * t.nParts))
     ++t.nParts;
-  t.nChunk = n8 / t.nParts;
+  t.nChunk = nPad / t.nParts;
   // Rows past M and columns past N are staged as whatever is there: they only
   // reach result elements nobody reads. K is exact.
-  t.rowsA = t.mTiles * 64;
-  t.rowsB = n8;
+  t.rowsA = t.mTiles * t.instrM;
+  t.rowsB = nPad;
   int64_t rowBytes = t.K * t.elemBytes; // a multiple of 32 (kStep)
   t.swizzleBytes = rowBytes % 128 == 0 ? 128 : rowBytes % 64 == 0 ? 64 : 32;
   t.aOffset = 0;
   t.bOffset = alignTo(t.rowsA * t.K * t.elemBytes, kAtomAlignment);
   t.dOffset = alignTo(t.bOffset + t.rowsB * t.K * t.elemBytes, 128);
-  // Two f32 per lane per store; 8 extra columns keep a half-warp's rows in
-  // distinct banks.
-  t.dStride = t.N + 8;
+  if (tcgen05) {
+    t.tmemColumns = t.items() * t.nChunk;
+    // 16 registers a load: wider loads hold more registers at once, which the
+    // 128-register chunk kernel could not spare.
+    t.loadColumns = t.nChunk % 16 == 0 ? 16 : 8;
+    // A lane (one row) stores 16 bytes at a time; a row pitch of 16 bytes
+    // past a multiple of 128 puts 8 rows in 8 bank groups.
+    t.dStride = alignTo(t.N, 32) + 4;
+  } else {
+    // Two f32 per lane per store; 8 extra columns keep a half-warp's rows in
+    // distinct banks.
+    t.dStride = t.N + 8;
+  }
   t.bytes = t.dOffset + t.M * t.dStride * 4;
   return t;
 }

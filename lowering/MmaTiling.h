@@ -1,7 +1,8 @@
-//===- WgmmaTiling.h - how a tile.dot runs as warpgroup MMAs ----*- C++ -*-===//
+//===- MmaTiling.h - how a tile.dot runs on tensor cores --------*- C++ -*-===//
 //
-// A dot under `mma: wgmma` stages both operands in shared memory, K-major in
-// layouts wgmma reads through descriptors. An operand whose threads hold
+// A dot under `mma: wgmma` or `mma: tcgen05` stages both operands in shared
+// memory, K-major in layouts the tensor cores read through descriptors (the
+// same layouts for both: only the descriptors' encodings differ). An operand whose threads hold
 // runs along K is swizzled: K splits into blocks of S bytes (128, 64 or 32:
 // the largest that divides a row of K), and within a block each row's S
 // bytes sit at a pitch of S, their 16-byte pieces permuted by the row (the
@@ -9,16 +10,19 @@
 // bytes of each of 8 rows, or 8 pieces of one row, then hits 8 different
 // bank groups; the plain core-matrix layout (16 bytes of a row per block)
 // put a row's pieces in one bank group, 8-way conflicts whenever lanes run
-// along K. The dot splits the result into items of 64 rows x nChunk columns
-// that the role's warpgroups take round-robin. Each item's accumulator
-// fragment goes through a padded row-major f32 area so the result can take
+// along K. The dot splits the result into items of instrM rows x nChunk
+// columns. Under wgmma (instrM 64) the role's warpgroups take them
+// round-robin and each item's accumulator fragment comes back in registers;
+// under tcgen05 (instrM 64 or 128) one thread issues every item into its own
+// tensor-memory columns and the warps read them back with tcgen05.ld. Either
+// way the result goes through a padded row-major f32 area so it can take
 // any register layout. The plan (sizes, offsets, strides) lives here so
 // that the shared-memory budget in KernelPlan and the instructions in
 // convert-tile-to-nvvm agree.
 //
 //===----------------------------------------------------------------------===//
-#ifndef KILN_LOWERING_WGMMATILING_H
-#define KILN_LOWERING_WGMMATILING_H
+#ifndef KILN_LOWERING_MMATILING_H
+#define KILN_LOWERING_MMATILING_H
 
 #include "dsl/TileDialect.h"
 
@@ -36,7 +40,7 @@ bool foldsIntoDots(tile::TransposeOp tr);
 /// tile are one operand.
 std::pair<mlir::Value, bool> stagedTile(mlir::Value operand);
 
-/// Two dots that run as one wgmma. The second is the next dot of the
+/// Two dots that run as one tensor-core product. The second is the next dot of the
 /// first's block; it shares one operand with the first (the same tile, or
 /// transposes of the same tile) and uses nothing computed after the first.
 /// Its other operand is stacked after the first's: rows of A (result rows)
@@ -48,28 +52,41 @@ struct DotPair {
   bool sharesRhs = true;
   /// Where the second's rows (sharesRhs) or columns start in the result.
   int64_t offset() const;
-  /// The dot pairing with `first` under wgmma, if any.
+  /// The dot pairing with `first` on tensor cores, if any.
   static std::optional<DotPair> of(tile::DotOp first);
 };
 
-struct WgmmaTiling {
+struct MmaTiling {
+  /// The instruction family: warpgroup MMAs with register accumulators
+  /// (sm_90a), or single-thread MMAs into tensor memory (sm_100a).
+  enum class Kind { Wgmma, Tcgen05 } kind = Kind::Wgmma;
+  /// The kind a schedule's `mma` names, if it runs on tensor cores.
+  static std::optional<Kind> kindOf(llvm::StringRef mma);
   /// The operand type the tensor cores read: bf16 (or f16) when both
   /// operands are, tf32 otherwise (f32 operands round to tf32).
   enum class Operands { BF16, F16, TF32 } operands = Operands::TF32;
   int64_t M = 0, N = 0, K = 0;
-  int64_t rowsA = 0, rowsB = 0; // staged rows: M padded to 64, N to 8
+  int64_t instrM = 64;          // rows of one instruction: 64, or 128 (tcgen05)
+  int64_t rowsA = 0, rowsB = 0; // staged rows: M padded to instrM, N to 8 (16)
   int64_t elemBytes = 0;        // of a staged operand element
   int64_t kStep = 0;            // K of one instruction: 32 bytes of a row
-  int64_t mTiles = 0;           // 64-row tiles of the result
-  int64_t nParts = 0;           // column parts per 64-row tile
+  int64_t mTiles = 0;           // instrM-row tiles of the result
+  int64_t nParts = 0;           // column parts per row tile
   int64_t nChunk = 0;           // columns per part: the instruction's N
   int64_t warpgroups = 0;
   int64_t aOffset = 0, bOffset = 0, dOffset = 0, bytes = 0; // in the staging area
   int64_t dStride = 0; // f32 elements per row of the result area (padded)
+  /// tcgen05: tensor-memory columns of the accumulators (item i at
+  /// i * nChunk), and columns per tcgen05.ld when reading them back.
+  int64_t tmemColumns = 0, loadColumns = 0;
 
   int64_t items() const { return mTiles * nParts; }
   /// Items each warpgroup runs (the last round may leave some idle).
   int64_t rounds() const { return (items() + warpgroups - 1) / warpgroups; }
+  /// tcgen05: blocks of loadColumns columns the warpgroups read back, and
+  /// how many rounds of them each takes.
+  int64_t loadBlocks() const { return items() * (nChunk / loadColumns); }
+  int64_t loadRounds() const { return (loadBlocks() + warpgroups - 1) / warpgroups; }
   /// Elements of K in one 16-byte piece of a row.
   int64_t perCore() const { return 16 / elemBytes; }
   /// Bytes of K per swizzled row (S): 128, 64 or 32, the largest that
@@ -98,24 +115,36 @@ struct WgmmaTiling {
   int64_t operandOffset(int64_t row, int64_t k, int64_t rows, bool swizzled) const {
     return swizzle(linearOffset(row, k, rows, swizzled), blockBytes(swizzled));
   }
-  /// The descriptor's fixed bits: the layout (bits 62-63: 0 plain, 1 for a
-  /// 128-byte swizzle, 2 for 64, 3 for 32), the stride between 8-row groups
-  /// (bits 32-45) and between K blocks (bits 16-29, unused when swizzled),
-  /// in 16-byte units.
+  /// The descriptor's fixed bits: the stride between 8-row groups (bits
+  /// 32-45) and between K blocks (bits 16-29, unused when swizzled), in
+  /// 16-byte units, and the layout. wgmma codes the layout in bits 62-63 (0
+  /// plain, 1 for a 128-byte swizzle, 2 for 64, 3 for 32); tcgen05 in bits
+  /// 61-63 (0 plain, 2, 4, 6) and wants 1 in bits 46-48 (its version).
   int64_t descriptorBits(int64_t rows, bool swizzled) const {
+    int64_t version = kind == Kind::Tcgen05 ? int64_t(1) << 46 : 0;
     if (!swizzled)
-      return int64_t(128 >> 4) << 32 | (rows * 16 >> 4) << 16;
+      return version | int64_t(128 >> 4) << 32 | (rows * 16 >> 4) << 16;
     int64_t mode = swizzleBytes == 128 ? 1 : swizzleBytes == 64 ? 2 : 3;
-    return mode << 62 | (8 * swizzleBytes >> 4) << 32 | int64_t(1) << 16;
+    int64_t layout = kind == Kind::Tcgen05 ? (2 * mode) << 61 : mode << 62;
+    return layout | version | (8 * swizzleBytes >> 4) << 32 | int64_t(1) << 16;
+  }
+  /// tcgen05's instruction descriptor: f32 accumulators (bits 4-5), the
+  /// operand formats (bits 7-9 and 10-12: f16 0, bf16 1, tf32 2), both
+  /// K-major (bits 15, 16 clear), N / 8 (bits 17-22) and M / 16 (24-28).
+  int64_t instructionDescriptor() const {
+    int64_t format = operands == Operands::F16 ? 0 : operands == Operands::BF16 ? 1 : 2;
+    return 1 << 4 | format << 7 | format << 10 | (nChunk >> 3) << 17 | (instrM >> 4) << 24;
   }
 
   /// Plans `dot` for `warps` warps; on failure `why` says what does not fit.
-  static mlir::FailureOr<WgmmaTiling> get(tile::DotOp dot, int64_t warps, std::string &why);
+  static mlir::FailureOr<MmaTiling> get(Kind kind, tile::DotOp dot, int64_t warps,
+                                        std::string &why);
   /// Plans both products of `pair` as one.
-  static mlir::FailureOr<WgmmaTiling> get(const DotPair &pair, int64_t warps, std::string &why);
+  static mlir::FailureOr<MmaTiling> get(Kind kind, const DotPair &pair, int64_t warps,
+                                        std::string &why);
   /// Plans an M x K by K x N product of `lhs` and `rhs` elements.
-  static mlir::FailureOr<WgmmaTiling> get(int64_t M, int64_t N, int64_t K, mlir::Type lhs,
-                                          mlir::Type rhs, int64_t warps, std::string &why);
+  static mlir::FailureOr<MmaTiling> get(Kind kind, int64_t M, int64_t N, int64_t K, mlir::Type lhs,
+                                        mlir::Type rhs, int64_t warps, std::string &why);
 };
 
 } // namespace kiln

@@ -1,0 +1,139 @@
+//===- mma_tiling_unit.cpp - how dots split into tensor-core products ----===//
+#include "lowering/MmaTiling.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <catch2/catch.hpp>
+
+#include <set>
+
+using namespace kiln;
+using mlir::failed;
+using mlir::succeeded;
+
+namespace {
+struct Types {
+  mlir::MLIRContext ctx;
+  mlir::Builder b{&ctx};
+};
+} // namespace
+
+TEST_CASE("wgmma tiling: operand type, items and staging offsets", "[wgmma]") {
+  Types t;
+  std::string why;
+  mlir::Type f32 = t.b.getF32Type(), bf16 = t.b.getBF16Type();
+
+  // 64 x 64 over two warpgroups: each takes 32 columns; tf32 reads K in 8s.
+  auto sq = MmaTiling::get(MmaTiling::Kind::Wgmma, 64, 64, 64, f32, f32, 8, why);
+  REQUIRE(succeeded(sq));
+  CHECK(sq->operands == MmaTiling::Operands::TF32);
+  CHECK(sq->kStep == 8);
+  CHECK((sq->mTiles == 1 && sq->nParts == 2 && sq->nChunk == 32 && sq->rounds() == 1));
+  CHECK(sq->bOffset == 64 * 64 * 4);
+  CHECK(sq->dOffset == 2 * 64 * 64 * 4);
+  CHECK(sq->dStride == 72);
+  CHECK(sq->bytes == sq->dOffset + 64 * 72 * 4);
+  // K rows of 256 bytes swizzle in 128-byte blocks. Element (row 9, k 5):
+  // byte 20 of row 9 of the first block, its 16-byte piece (1) permuted by
+  // the row (9 % 8 = 1) to piece 0. k 37 is in the second block.
+  CHECK(sq->swizzleBytes == 128);
+  CHECK(sq->operandOffset(9, 5, 64, true) == 9 * 128 + (1 ^ 1) * 16 + 4);
+  CHECK(sq->operandOffset(9, 37, 64, true) == 64 * 128 + 9 * 128 + (1 ^ 1) * 16 + 4);
+  CHECK(sq->operandOffset(3, 0, 64, true) == 3 * 128 + (0 ^ 3) * 16);
+  // 8 rows of one piece, and 8 pieces of one row, fall in 8 bank groups.
+  std::set<int64_t> column, row;
+  for (int64_t i = 0; i < 8; ++i) {
+    column.insert(sq->operandOffset(i, 0, 64, true) % 128 / 16);
+    row.insert(sq->operandOffset(5, 4 * i, 64, true) % 128 / 16);
+  }
+  CHECK((column.size() == 8 && row.size() == 8));
+  CHECK(sq->descriptorBits(64, true) == (int64_t(1) << 62 | int64_t(1024 / 16) << 32 | 1 << 16));
+  // Plain core matrices (operands written one element of K per thread):
+  // 16 bytes of a row per K block, no permutation; K blocks 64 x 16 apart.
+  CHECK(sq->operandOffset(9, 5, 64, false) == 1 * 64 * 16 + 9 * 16 + 1 * 4);
+  CHECK(sq->descriptorBits(64, false) == (int64_t(128 / 16) << 32 | int64_t(64 * 16 / 16) << 16));
+
+  // bf16 on both sides stays bf16 (K in 16s); M = 32 pads to one 64-row tile.
+  auto half = MmaTiling::get(MmaTiling::Kind::Wgmma, 32, 128, 32, bf16, bf16, 4, why);
+  REQUIRE(succeeded(half));
+  CHECK(half->operands == MmaTiling::Operands::BF16);
+  CHECK(half->kStep == 16);
+  CHECK((half->rowsA == 64 && half->nParts == 1 && half->nChunk == 128));
+  // 32 bf16 of K are 64 bytes a row: the 64-byte swizzle (mode 2), which
+  // permutes pieces by row / 2.
+  CHECK(half->swizzleBytes == 64);
+  CHECK(half->bOffset % MmaTiling::kAtomAlignment == 0);
+  CHECK(half->operandOffset(2, 8, 64, true) == 2 * 64 + (1 ^ 1) * 16);
+  CHECK(uint64_t(half->descriptorBits(64, true)) >> 62 == 2);
+
+  // Two 64-row tiles on one warpgroup: two rounds. N = 512 splits to 256s.
+  auto tall = MmaTiling::get(MmaTiling::Kind::Wgmma, 128, 512, 16, f32, bf16, 4, why);
+  REQUIRE(succeeded(tall));
+  CHECK(tall->operands == MmaTiling::Operands::TF32);
+  CHECK((tall->mTiles == 2 && tall->nParts == 2 && tall->nChunk == 256));
+  CHECK((tall->items() == 4 && tall->rounds() == 4));
+
+  // N = 24 does not halve into whole instructions: one part of 24.
+  auto odd = MmaTiling::get(MmaTiling::Kind::Wgmma, 64, 24, 8, f32, f32, 8, why);
+  REQUIRE(succeeded(odd));
+  CHECK((odd->nParts == 1 && odd->nChunk == 24 && odd->rounds() == 1));
+  CHECK(odd->swizzleBytes == 32); // 8 tf32 of K
+  CHECK(uint64_t(odd->descriptorBits(24, true)) >> 62 == 3);
+
+  CHECK(failed(MmaTiling::get(MmaTiling::Kind::Wgmma, 64, 64, 12, f32, f32, 4, why)));
+  CHECK(why == "has an inner dim of 12; wgmma on tf32 operands needs a multiple of 8");
+  CHECK(failed(MmaTiling::get(MmaTiling::Kind::Wgmma, 64, 64, 16, f32, f32, 6, why)));
+  CHECK(why == "runs on whole warpgroups, but the role has 6 warps");
+}
+
+TEST_CASE("tcgen05 tiling: 128-row products, tensor-memory columns, descriptors", "[tcgen05]") {
+  Types t;
+  std::string why;
+  mlir::Type f32 = t.b.getF32Type(), bf16 = t.b.getBF16Type();
+  using Kind = MmaTiling::Kind;
+
+  // 128 x 128 bf16: one 128-row instruction whose accumulator takes 128
+  // columns; the instruction descriptor is the one CUTLASS builds for
+  // bf16 x bf16 -> f32, both K-major.
+  auto big = MmaTiling::get(Kind::Tcgen05, 128, 128, 64, bf16, bf16, 4, why);
+  REQUIRE(succeeded(big));
+  CHECK((big->instrM == 128 && big->mTiles == 1 && big->nParts == 1 && big->nChunk == 128));
+  CHECK(big->tmemColumns == 128);
+  CHECK(big->instructionDescriptor() == 0x08200490);
+  // Read back 16 columns per tcgen05.ld (16 registers), blocks dealt to
+  // the one warpgroup in turn.
+  CHECK((big->loadColumns == 16 && big->loadBlocks() == 8 && big->loadRounds() == 8));
+  // A 16-byte row pitch past a multiple of 128 bytes: 8 rows, 8 bank groups.
+  CHECK(big->dStride == 132);
+  // Descriptors: version 1 in bits 46-48, the 128-byte swizzle as 2 in bits
+  // 61-63; the plain layout keeps the wgmma strides.
+  CHECK(uint64_t(big->descriptorBits(128, true)) >> 61 == 2);
+  CHECK((big->descriptorBits(128, true) >> 46 & 7) == 1);
+  CHECK((big->descriptorBits(128, true) >> 32 & 0x3FFF) == 1024 / 16);
+  CHECK(big->descriptorBits(128, false) ==
+        (int64_t(1) << 46 | int64_t(128 / 16) << 32 | int64_t(128 * 16 / 16) << 16));
+
+  // 64 rows or fewer: a 64-row instruction (N steps by 8); tf32 operands.
+  auto small = MmaTiling::get(Kind::Tcgen05, 32, 24, 32, f32, f32, 8, why);
+  REQUIRE(succeeded(small));
+  CHECK((small->instrM == 64 && small->rowsA == 64 && small->nChunk == 24));
+  CHECK(small->instructionDescriptor() == (1 << 4 | 2 << 7 | 2 << 10 | 3 << 17 | 4 << 24));
+  CHECK((small->loadColumns == 8 && small->loadBlocks() == 3 && small->loadRounds() == 2));
+  CHECK(small->swizzleBytes == 128);
+  CHECK(uint64_t(small->descriptorBits(24, true)) >> 61 == 2);
+
+  // 192 rows: two 128-row items, each with its own columns; N = 320 splits
+  // into parts of 160 (a multiple of 16), never split for idle warpgroups.
+  auto wide = MmaTiling::get(Kind::Tcgen05, 192, 320, 16, bf16, bf16, 8, why);
+  REQUIRE(succeeded(wide));
+  CHECK((wide->mTiles == 2 && wide->nParts == 2 && wide->nChunk == 160));
+  CHECK(wide->tmemColumns == 4 * 160);
+  CHECK((wide->loadColumns == 16 && wide->loadBlocks() == 40 && wide->loadRounds() == 20));
+  CHECK(uint64_t(wide->descriptorBits(256, true)) >> 61 == 6); // 32-byte rows of K
+
+  CHECK(failed(MmaTiling::get(Kind::Tcgen05, 64, 64, 16, f32, f32, 2, why)));
+  CHECK(why == "reads its result from tensor memory on whole warpgroups (each warp of one "
+               "reaches a quarter of the lanes), but the role has 2 warps");
+  CHECK(failed(MmaTiling::get(Kind::Tcgen05, 64, 64, 12, f32, f32, 4, why)));
+  CHECK(why == "has an inner dim of 12; tcgen05 on tf32 operands needs a multiple of 8");
+}
