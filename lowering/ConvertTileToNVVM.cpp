@@ -789,8 +789,25 @@ void GpuKernelLowering::issueTcgen05(const MmaTiling &t, bool aSwizzled, bool bS
     Value loaded = NVVM::Tcgen05LdOp::create(
         b, loc(), loadType, UnitAttr(),
         NVVM::Tcgen05LdStShapeAttr::get(ctx, NVVM::Tcgen05LdStShape::SHAPE_32X32B), at, Value());
-    NVVM::Tcgen05WaitOp::create(b, loc(),
-                                NVVM::Tcgen05WaitKindAttr::get(ctx, NVVM::Tcgen05WaitKind::LOAD));
+    // The loaded registers are defined only after tcgen05.wait::ld, but the
+    // wait as an intrinsic names none of them, and LLVM moves their uses
+    // above it. The wait goes through the registers instead: an asm that
+    // takes and gives back each of them, so every use comes after it.
+    std::string constraints;
+    for (int64_t j = 0; j < t.loadColumns; ++j)
+      constraints += "=r,";
+    for (int64_t j = 0; j < t.loadColumns; ++j)
+      constraints += std::to_string(j) + (j + 1 < t.loadColumns ? "," : "");
+    SmallVector<Value> words;
+    for (int64_t j = 0; j < t.loadColumns; ++j)
+      words.push_back(LLVM::ExtractElementOp::create(b, loc(), loaded, cI32(j)));
+    auto wordsType = LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(t.loadColumns, i32));
+    Value waited =
+        LLVM::InlineAsmOp::create(b, loc(), wordsType, words,
+                                  b.getStringAttr("tcgen05.wait::ld.sync.aligned;"),
+                                  b.getStringAttr(constraints), b.getUnitAttr(), UnitAttr(),
+                                  LLVM::TailCallKindAttr(), LLVM::AsmDialectAttr(), ArrayAttr())
+            .getResult(0);
     Value mTile = arith::DivUIOp::create(b, loc(), item, cIndex(t.nParts));
     Value nPart = arith::RemUIOp::create(b, loc(), item, cIndex(t.nParts));
     Value row = add(mul(mTile, cIndex(t.instrM)), rowInTile);
@@ -811,7 +828,7 @@ void GpuKernelLowering::issueTcgen05(const MmaTiling &t, bool aSwizzled, bool bS
     for (int64_t q = 0; q < t.loadColumns / 4; ++q) {
       Value quad = LLVM::UndefOp::create(b, loc(), quadType);
       for (int64_t j = 0; j < 4; ++j) {
-        Value bits = LLVM::ExtractElementOp::create(b, loc(), loaded, cI32(4 * q + j));
+        Value bits = LLVM::ExtractValueOp::create(b, loc(), waited, 4 * q + j);
         quad = LLVM::InsertElementOp::create(b, loc(), quad,
                                              LLVM::BitcastOp::create(b, loc(), f32, bits), cI32(j));
       }

@@ -138,9 +138,9 @@ FailureOr<MmaTiling> MmaTiling::get(Kind kind, int64_t M, int64_t N, int64_t K, 
   t.dOffset = alignTo(t.bOffset + t.rowsB * t.K * t.elemBytes, 128);
   if (tcgen05) {
     t.tmemColumns = t.items() * t.nChunk;
-    // 16 registers a load: wider loads hold more registers at once, which the
-    // 128-register chunk kernel could not spare.
-    t.loadColumns = t.nChunk % 16 == 0 ? 16 : 8;
+    // 8 registers a load: a load's registers are all live from the load to
+    // the wait, and wider loads spilled in the 128-register chunk kernel.
+    t.loadColumns = 8;
     // A lane (one row) stores 16 bytes at a time; a row pitch of 16 bytes
     // past a multiple of 128 puts 8 rows in 8 bank groups.
     t.dStride = alignTo(t.N, 32) + 4;

@@ -169,7 +169,13 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
     `nvvm.wgmma.mma_async` on shared-memory descriptors for its 64-row items
     (f32 operands as tf32, bf16 / f16 as such) and writes its accumulator
     fragment to a padded f32 area the result's layout reads back.
-    `tcgen05` is an error until it is lowered. The kernel's dynamic shared
+    Under `mma: tcgen05` the operands stage the same way; one thread of the
+    role issues `nvvm.tcgen05.mma` (64 or 128 rows) into the role's
+    tensor-memory columns and `nvvm.tcgen05.commit`s to the role's mbarrier,
+    the role waits on its phase parity and reads the columns back with
+    `nvvm.tcgen05.ld`; the kernel allocates its tensor memory once (one
+    warp, then `relinquish_alloc_permit`) and frees it at the end, and the
+    columns are checked against `budgets.tmem_columns`. The kernel's dynamic shared
     memory (rings, barriers, staging) is recorded as
     `kiln.dynamic_shared_bytes` on the `llvm.func` for the launch manifest.
 

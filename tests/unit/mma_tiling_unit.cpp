@@ -100,9 +100,9 @@ TEST_CASE("tcgen05 tiling: 128-row products, tensor-memory columns, descriptors"
   CHECK((big->instrM == 128 && big->mTiles == 1 && big->nParts == 1 && big->nChunk == 128));
   CHECK(big->tmemColumns == 128);
   CHECK(big->instructionDescriptor() == 0x08200490);
-  // Read back 16 columns per tcgen05.ld (16 registers), blocks dealt to
-  // the one warpgroup in turn.
-  CHECK((big->loadColumns == 16 && big->loadBlocks() == 8 && big->loadRounds() == 8));
+  // Read back 8 columns per tcgen05.ld (8 registers), blocks dealt to the
+  // one warpgroup in turn.
+  CHECK((big->loadColumns == 8 && big->loadBlocks() == 16 && big->loadRounds() == 16));
   // A 16-byte row pitch past a multiple of 128 bytes: 8 rows, 8 bank groups.
   CHECK(big->dStride == 132);
   // Descriptors: version 1 in bits 46-48, the 128-byte swizzle as 2 in bits
@@ -128,7 +128,7 @@ TEST_CASE("tcgen05 tiling: 128-row products, tensor-memory columns, descriptors"
   REQUIRE(succeeded(wide));
   CHECK((wide->mTiles == 2 && wide->nParts == 2 && wide->nChunk == 160));
   CHECK(wide->tmemColumns == 4 * 160);
-  CHECK((wide->loadColumns == 16 && wide->loadBlocks() == 40 && wide->loadRounds() == 20));
+  CHECK((wide->loadColumns == 8 && wide->loadBlocks() == 80 && wide->loadRounds() == 40));
   CHECK(uint64_t(wide->descriptorBits(256, true)) >> 61 == 6); // 32-byte rows of K
 
   CHECK(failed(MmaTiling::get(Kind::Tcgen05, 64, 64, 16, f32, f32, 2, why)));

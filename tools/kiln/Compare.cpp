@@ -56,6 +56,7 @@ std::vector<std::pair<std::string, int>> instructionMix(const std::string &ptx) 
       {"setmaxnreg", std::regex(R"(\bsetmaxnreg\.)")},
       {"wgmma", std::regex(R"(\bwgmma\.mma_async)")},
       {"tcgen05.mma", std::regex(R"(\btcgen05\.mma)")},
+      {"tcgen05.ld", std::regex(R"(\btcgen05\.ld)")},
   };
   std::vector<std::pair<std::string, int>> out;
   for (auto &[name, re] : families)

@@ -318,8 +318,9 @@ tile.kernel @static_masked(%N: index, %x: !tile.view<[64], f32> {tile.access = "
 // the staged operands are fenced for the async proxy; tcgen05 fences wrap
 // the barrier; one thread issues the 64-row MMAs (K in two steps, the first
 // without accumulating) and commits them to the role's mbarrier; every
-// thread waits on its phase parity, reads 16 columns of its lanes with
-// tcgen05.ld and waits for the load before storing them; at the end the
+// thread waits on its phase parity, reads 8 columns of its lanes with
+// tcgen05.ld and waits for the load (an asm that takes and gives back the
+// loaded registers, so no use of them moves above it) before storing them; at the end the
 // allocating warp frees the columns after a barrier.
 // CHECK-LABEL: llvm.func @tcgen05_dot(
 // CHECK: nvvm.tcgen05.alloc %{{.*}}, %{{.*}} : !llvm.ptr<3>, i32
@@ -340,8 +341,8 @@ tile.kernel @static_masked(%N: index, %x: !tile.view<[64], f32> {tile.access = "
 // CHECK-NOT: nvvm.tcgen05.ld
 // CHECK: nvvm.mbarrier.try_wait.parity %[[BAR]]
 // CHECK: nvvm.tcgen05.fence <after>
-// CHECK: nvvm.tcgen05.ld {{.*}} {shape = #nvvm.tcgen05_ldst_shape<shape_32x32b>} : vector<16xi32>
-// CHECK-NEXT: nvvm.tcgen05.wait <load>
+// CHECK: nvvm.tcgen05.ld {{.*}} {shape = #nvvm.tcgen05_ldst_shape<shape_32x32b>} : vector<8xi32>
+// CHECK: llvm.inline_asm has_side_effects "tcgen05.wait::ld.sync.aligned;"
 // CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<3>
 // CHECK: nvvm.tcgen05.fence <before>
 // CHECK-NEXT: nvvm.barrier0
