@@ -87,6 +87,14 @@ private:
   Value tmemBase() {
     return LLVM::LoadOp::create(b, loc(), b.getI32Type(), smemAt(cIndex(plan.tmemSlotOffset)));
   }
+  /// The tensor-memory address `columnAndLane` (lane in the high 16 bits)
+  /// past the CTA's allocation; its start when null.
+  Value tmemAt(Value columnAndLane = Value()) {
+    Value at = tmemBase();
+    if (columnAndLane)
+      at = arith::AddIOp::create(b, loc(), at, columnAndLane);
+    return LLVM::IntToPtrOp::create(b, loc(), LLVM::LLVMPointerType::get(b.getContext(), 6), at);
+  }
 
   Location loc() { return kernel.getLoc(); }
   SmallVector<Value> mapped(ValueRange vs) {
@@ -100,6 +108,30 @@ private:
   }
   Value andOf(Value x, Value y) {
     return x ? arith::AndIOp::create(b, loc(), x, y).getResult() : y;
+  }
+  Value below(Value x, int64_t bound) {
+    return arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult, x, cIndex(bound));
+  }
+  /// Moves the builder into a new branch taken when `cond` holds; callers
+  /// hold an InsertionGuard to come back out.
+  void enterIf(Value cond) {
+    auto branch = scf::IfOp::create(b, loc(), TypeRange{}, cond, false);
+    b.setInsertionPoint(branch.thenBlock()->getTerminator());
+  }
+  /// This warpgroup's piece of `round` when `total` pieces are dealt to the
+  /// role's `groups` warpgroups in turn; where the round runs out of pieces,
+  /// the builder enters a branch the idle warpgroups skip (callers hold an
+  /// InsertionGuard).
+  Value warpgroupTurn(Value wg, int64_t round, int64_t groups, int64_t total) {
+    Value piece = add(wg, cIndex(round * groups));
+    if ((round + 1) * groups > total)
+      enterIf(below(piece, total));
+    return piece;
+  }
+  /// Moves the builder into a branch only the CTA's first warp takes.
+  void enterFirstWarp() { enterIf(eq(arith::DivUIOp::create(b, loc(), tid, cIndex(32)), 0)); }
+  void tcgen05Fence(NVVM::Tcgen05FenceKind kind) {
+    NVVM::Tcgen05FenceOp::create(b, loc(), NVVM::Tcgen05FenceKindAttr::get(b.getContext(), kind));
   }
   /// Warps a tile layout spans: those of a computing role.
   int64_t numWarps() { return plan.layoutWarps; }
@@ -635,14 +667,7 @@ void GpuKernelLowering::issueWgmma(const MmaTiling &t, bool aSwizzled, bool bSwi
   auto pairType = VectorType::get({2}, f32);
   for (int64_t round = 0; round < t.rounds(); ++round) {
     OpBuilder::InsertionGuard guard(b);
-    Value item = add(wg, cIndex(round * t.warpgroups));
-    if ((round + 1) * t.warpgroups > t.items()) {
-      auto busy = scf::IfOp::create(
-          b, loc(), TypeRange{},
-          arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult, item, cIndex(t.items())),
-          false);
-      b.setInsertionPoint(busy.thenBlock()->getTerminator());
-    }
+    Value item = warpgroupTurn(wg, round, t.warpgroups, t.items());
     Value mTile = arith::DivUIOp::create(b, loc(), item, cIndex(t.nParts));
     Value nPart = arith::RemUIOp::create(b, loc(), item, cIndex(t.nParts));
     Value aStart = add(cIndex(t.aOffset), mul(mTile, cIndex(64 * t.blockBytes(aSwizzled))));
@@ -676,14 +701,11 @@ void GpuKernelLowering::issueWgmma(const MmaTiling &t, bool aSwizzled, bool bSwi
         Value row = add(row0, cIndex(8 * h)), col = add(col0, cIndex(8 * i));
         Value inside;
         if (t.M % 64)
-          inside = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult, row, cIndex(t.M));
+          inside = below(row, t.M);
         if (t.N % 8)
-          inside = andOf(
-              inside, arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult, col, cIndex(t.N)));
-        if (inside) {
-          auto only = scf::IfOp::create(b, loc(), TypeRange{}, inside, false);
-          b.setInsertionPoint(only.thenBlock()->getTerminator());
-        }
+          inside = andOf(inside, below(col, t.N));
+        if (inside)
+          enterIf(inside);
         // A column past an odd N is never read; the row's padding holds it.
         Value pair = LLVM::UndefOp::create(b, loc(), pairType);
         for (int64_t j = 0; j < 2; ++j)
@@ -702,24 +724,16 @@ void GpuKernelLowering::issueTcgen05(const MmaTiling &t, bool aSwizzled, bool bS
   MLIRContext *ctx = b.getContext();
   Type f32 = b.getF32Type(), i32 = b.getI32Type();
   const RolePlan &rp = plan.roles[role];
-  auto fence = [&](NVVM::Tcgen05FenceKind k) {
-    NVVM::Tcgen05FenceOp::create(b, loc(), NVVM::Tcgen05FenceKindAttr::get(ctx, k));
-  };
-  auto tmemPtr = [&](Value columnAndLane) -> Value {
-    return LLVM::IntToPtrOp::create(
-        b, loc(), LLVM::LLVMPointerType::get(ctx, 6),
-        arith::AddIOp::create(b, loc(), tmemBase(), columnAndLane).getResult());
-  };
   auto cta1 = NVVM::CTAGroupKindAttr::get(ctx, NVVM::CTAGroupKind::CTA_1);
   // The last products' columns were read (tcgen05.wait::ld) before the
   // barrier; the fences order those reads before the MMAs that overwrite them.
-  fence(NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
+  tcgen05Fence(NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
   syncRole();
   Value barrier = smemAt(cIndex(rp.mmaBarrierOffset));
   {
     OpBuilder::InsertionGuard guard(b);
     enterLeaderOnly();
-    fence(NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
+    tcgen05Fence(NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
     auto kind = NVVM::Tcgen05MMAKindAttr::get(
         ctx, t.operands == Operands::TF32 ? NVVM::Tcgen05MMAKind::TF32 : NVVM::Tcgen05MMAKind::F16);
     Value idesc = cI32(t.instructionDescriptor());
@@ -729,7 +743,7 @@ void GpuKernelLowering::issueTcgen05(const MmaTiling &t, bool aSwizzled, bool bS
       int64_t mTile = item / t.nParts, nPart = item % t.nParts;
       int64_t aStart = t.aOffset + mTile * t.instrM * t.blockBytes(aSwizzled);
       int64_t bStart = t.bOffset + nPart * t.nChunk * t.blockBytes(bSwizzled);
-      Value d = tmemPtr(cI32(rp.tmemColumnOffset + item * t.nChunk));
+      Value d = tmemAt(cI32(rp.tmemColumnOffset + item * t.nChunk));
       auto steps = scf::ForOp::create(b, loc(), cIndex(0), cIndex(t.K / t.kStep), cIndex(1));
       OpBuilder::InsertionGuard inLoop(b);
       b.setInsertionPoint(steps.getBody()->getTerminator());
@@ -755,7 +769,7 @@ void GpuKernelLowering::issueTcgen05(const MmaTiling &t, bool aSwizzled, bool bS
   Value waits = LLVM::LoadOp::create(b, loc(), i32, mmaWaits);
   waitBarrier(barrier, arith::AndIOp::create(b, loc(), waits, cI32(1)));
   LLVM::StoreOp::create(b, loc(), arith::AddIOp::create(b, loc(), waits, cI32(1)), mmaWaits);
-  fence(NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
+  tcgen05Fence(NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
 
   // Each warp reaches the lanes of its quarter (its warp index in the CTA
   // mod 4): 32 rows of a 128-row product, or 16 (lanes 0-15 of the quarter)
@@ -772,20 +786,13 @@ void GpuKernelLowering::issueTcgen05(const MmaTiling &t, bool aSwizzled, bool bS
   auto quadType = VectorType::get({4}, f32);
   for (int64_t round = 0; round < t.loadRounds(); ++round) {
     OpBuilder::InsertionGuard guard(b);
-    Value block = add(wg, cIndex(round * t.warpgroups));
-    if ((round + 1) * t.warpgroups > t.loadBlocks()) {
-      auto busy = scf::IfOp::create(
-          b, loc(), TypeRange{},
-          arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult, block, cIndex(t.loadBlocks())),
-          false);
-      b.setInsertionPoint(busy.thenBlock()->getTerminator());
-    }
+    Value block = warpgroupTurn(wg, round, t.warpgroups, t.loadBlocks());
     Value item = arith::DivUIOp::create(b, loc(), block, cIndex(perItem));
     Value inItem = arith::RemUIOp::create(b, loc(), block, cIndex(perItem));
     Value column = add(cIndex(rp.tmemColumnOffset),
                        add(mul(item, cIndex(t.nChunk)), mul(inItem, cIndex(t.loadColumns))));
-    Value at = tmemPtr(arith::AddIOp::create(b, loc(), laneField,
-                                             arith::IndexCastOp::create(b, loc(), i32, column)));
+    Value at = tmemAt(arith::AddIOp::create(b, loc(), laneField,
+                                            arith::IndexCastOp::create(b, loc(), i32, column)));
     Value loaded = NVVM::Tcgen05LdOp::create(
         b, loc(), loadType, UnitAttr(),
         NVVM::Tcgen05LdStShapeAttr::get(ctx, NVVM::Tcgen05LdStShape::SHAPE_32X32B), at, Value());
@@ -813,15 +820,11 @@ void GpuKernelLowering::issueTcgen05(const MmaTiling &t, bool aSwizzled, bool bS
     Value row = add(mul(mTile, cIndex(t.instrM)), rowInTile);
     Value inside;
     if (rowsPerQuarter < 32)
-      inside =
-          arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult, lane, cIndex(rowsPerQuarter));
+      inside = below(lane, rowsPerQuarter);
     if (t.M % t.instrM)
-      inside = andOf(inside,
-                     arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult, row, cIndex(t.M)));
-    if (inside) {
-      auto only = scf::IfOp::create(b, loc(), TypeRange{}, inside, false);
-      b.setInsertionPoint(only.thenBlock()->getTerminator());
-    }
+      inside = andOf(inside, below(row, t.M));
+    if (inside)
+      enterIf(inside);
     // Columns past N land in the row's padding, which nobody reads.
     Value col0 = add(mul(nPart, cIndex(t.nChunk)), mul(inItem, cIndex(t.loadColumns)));
     Value rowStart = add(mul(row, cIndex(t.dStride)), col0);
@@ -1486,9 +1489,8 @@ LogicalResult GpuKernelLowering::lowerRingLoad(const RingPlan &ring, LoadOp load
 }
 
 void GpuKernelLowering::initShared() {
-  bool mmaBarriers =
-      llvm::any_of(plan.roles, [](const RolePlan &r) { return r.mmaBarrierOffset >= 0; });
-  if (plan.rings.empty() && !mmaBarriers && !plan.tmemColumns)
+  // Roles with MMA barriers are those with tensor-memory columns.
+  if (plan.rings.empty() && !plan.tmemColumns)
     return;
   MLIRContext *ctx = b.getContext();
   auto cta1 = NVVM::CTAGroupKindAttr::get(ctx, NVVM::CTAGroupKind::CTA_1);
@@ -1497,9 +1499,7 @@ void GpuKernelLowering::initShared() {
     // address to shared memory; giving up the permit lets the SM's other
     // CTAs allocate as soon as this one frees its columns.
     OpBuilder::InsertionGuard guard(b);
-    auto first = scf::IfOp::create(b, loc(), TypeRange{},
-                                   eq(arith::DivUIOp::create(b, loc(), tid, cIndex(32)), 0), false);
-    b.setInsertionPoint(first.thenBlock()->getTerminator());
+    enterFirstWarp();
     NVVM::Tcgen05AllocOp::create(b, loc(), smemAt(cIndex(plan.tmemSlotOffset)),
                                  cI32(plan.tmemColumns), cta1);
     NVVM::Tcgen05RelinquishAllocPermitOp::create(b, loc(), cta1);
@@ -1523,13 +1523,10 @@ void GpuKernelLowering::initShared() {
     NVVM::FenceMbarrierInitOp::create(b, loc());
   }
   if (plan.tmemColumns)
-    NVVM::Tcgen05FenceOp::create(
-        b, loc(), NVVM::Tcgen05FenceKindAttr::get(ctx, NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC));
+    tcgen05Fence(NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
   NVVM::Barrier0Op::create(b, loc());
-  if (plan.tmemColumns) {
-    NVVM::Tcgen05FenceOp::create(
-        b, loc(), NVVM::Tcgen05FenceKindAttr::get(ctx, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC));
-  }
+  if (plan.tmemColumns)
+    tcgen05Fence(NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
 }
 
 void GpuKernelLowering::freeTensorMemory() {
@@ -1537,19 +1534,14 @@ void GpuKernelLowering::freeTensorMemory() {
     return;
   // Every role is done with its columns (their reads waited) before the
   // allocating warp frees them.
-  MLIRContext *ctx = b.getContext();
-  NVVM::Tcgen05FenceOp::create(
-      b, loc(), NVVM::Tcgen05FenceKindAttr::get(ctx, NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC));
+  tcgen05Fence(NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
   NVVM::Barrier0Op::create(b, loc());
   OpBuilder::InsertionGuard guard(b);
-  auto first = scf::IfOp::create(b, loc(), TypeRange{},
-                                 eq(arith::DivUIOp::create(b, loc(), tid, cIndex(32)), 0), false);
-  b.setInsertionPoint(first.thenBlock()->getTerminator());
-  NVVM::Tcgen05FenceOp::create(
-      b, loc(), NVVM::Tcgen05FenceKindAttr::get(ctx, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC));
-  Value at = LLVM::IntToPtrOp::create(b, loc(), LLVM::LLVMPointerType::get(ctx, 6), tmemBase());
-  NVVM::Tcgen05DeallocOp::create(b, loc(), at, cI32(plan.tmemColumns),
-                                 NVVM::CTAGroupKindAttr::get(ctx, NVVM::CTAGroupKind::CTA_1));
+  enterFirstWarp();
+  tcgen05Fence(NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
+  NVVM::Tcgen05DeallocOp::create(
+      b, loc(), tmemAt(), cI32(plan.tmemColumns),
+      NVVM::CTAGroupKindAttr::get(b.getContext(), NVVM::CTAGroupKind::CTA_1));
 }
 
 LogicalResult GpuKernelLowering::lowerRole(unsigned r, Block &body, const IRMapping &entryMap) {

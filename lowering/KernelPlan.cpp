@@ -15,6 +15,27 @@ namespace {
 
 int64_t alignTo(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 
+/// The op with the largest measure over all roles so far.
+struct Widest {
+  Operation *op = nullptr;
+  int64_t value = 0;
+};
+
+/// The largest `measure` of an op `role` runs; raises `widest` past it.
+int64_t mostOf(KernelOp kernel, const RolePlan &role, Widest &widest,
+               function_ref<int64_t(Operation *)> measure) {
+  int64_t most = 0;
+  kernel.walk([&](Operation *op) {
+    if (!role.runs.contains(op))
+      return;
+    int64_t value = measure(op);
+    most = std::max(most, value);
+    if (value > widest.value)
+      widest = {op, value};
+  });
+  return most;
+}
+
 /// Points `diag` at the first of `keys` the schedule's YAML wrote.
 void noteScheduleLine(InFlightDiagnostic &diag, ScheduleAttr schedule, ArrayRef<StringRef> keys) {
   DictionaryAttr sources = schedule.getSources();
@@ -259,18 +280,11 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
   // own (roles run concurrently) and an mbarrier their completion arrives
   // on; the CTA allocates the total once, rounded up to a power of two.
   const TargetDesc *target = lookupTarget(schedule.getTarget().str());
-  Operation *widest = nullptr; // the dot taking the most columns, for the error below
-  int64_t widestColumns = 0, tmemTotal = 0;
+  Widest widest; // the dot taking the most columns, for the error below
+  int64_t tmemTotal = 0;
   for (RolePlan &role : plan.roles) {
-    kernel.walk([&](Operation *op) {
-      if (!role.runs.contains(op))
-        return;
-      int64_t columns = tensorMemoryColumnsOf(op, schedule.getMma(), role.numWarps);
-      role.tmemColumns = std::max(role.tmemColumns, columns);
-      if (columns > widestColumns) {
-        widest = op;
-        widestColumns = columns;
-      }
+    role.tmemColumns = mostOf(kernel, role, widest, [&](Operation *op) {
+      return tensorMemoryColumnsOf(op, schedule.getMma(), role.numWarps);
     });
     if (!role.tmemColumns)
       continue;
@@ -283,7 +297,7 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
     int64_t budget =
         schedule.getTmemColumns() ? schedule.getTmemColumns() : (target ? target->tmemColumns : 0);
     if (tmemTotal > budget) {
-      InFlightDiagnostic diag = widest->emitOpError("needs ")
+      InFlightDiagnostic diag = widest.op->emitOpError("needs ")
                                 << tmemTotal
                                 << " tensor-memory columns for the accumulators of the kernel's "
                                    "tcgen05 products, more than the "
@@ -299,18 +313,10 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
   }
 
   // Staging areas, one per role, after the rings: roles stage concurrently.
-  Operation *largest = nullptr; // the op staging the most, for the error below
-  int64_t largestBytes = 0;
+  Widest largest; // the op staging the most, for the error below
   for (RolePlan &role : plan.roles) {
-    kernel.walk([&](Operation *op) {
-      if (!role.runs.contains(op))
-        return;
-      int64_t bytes = stagingBytesOf(op, schedule.getMma(), role.numWarps);
-      role.stagingBytes = std::max(role.stagingBytes, bytes);
-      if (bytes > largestBytes) {
-        largest = op;
-        largestBytes = bytes;
-      }
+    role.stagingBytes = mostOf(kernel, role, largest, [&](Operation *op) {
+      return stagingBytesOf(op, schedule.getMma(), role.numWarps);
     });
     if (!role.stagingBytes)
       continue;
@@ -322,7 +328,7 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
     plan.dynamicSharedBytes = role.stagingOffset + role.stagingBytes;
   }
   if (target && target->isGpu && plan.dynamicSharedBytes > target->smemBytes) {
-    Operation *at = largest ? largest : kernel.getOperation();
+    Operation *at = largest.op ? largest.op : kernel.getOperation();
     InFlightDiagnostic diag = at->emitOpError("needs ")
                               << plan.dynamicSharedBytes
                               << " bytes of shared memory with the rings and staging areas of the "
@@ -353,20 +359,26 @@ static int64_t tileBytes(Value v) {
   return t.getNumElements() * std::max<int64_t>(1, t.getElementType().getIntOrFloatBitWidth() / 8);
 }
 
+/// The most `field` of `dot`'s tiling gives, alone or with the dot it may
+/// pair with (the lowering decides per role); 0 when it cannot be planned
+/// (the lowering reports why, at the dot).
+static int64_t mostOverPairing(MmaTiling::Kind kind, DotOp dot, int64_t warps,
+                               int64_t MmaTiling::*field) {
+  std::string why;
+  FailureOr<MmaTiling> t = MmaTiling::get(kind, dot, warps, why);
+  int64_t most = succeeded(t) ? (*t).*field : 0;
+  if (std::optional<DotPair> pair = DotPair::of(dot))
+    if (FailureOr<MmaTiling> both = MmaTiling::get(kind, *pair, warps, why); succeeded(both))
+      most = std::max(most, (*both).*field);
+  return most;
+}
+
 int64_t kiln::stagingBytesOf(Operation *op, StringRef mma, int64_t warps) {
   if (isa<ConvertLayoutOp, TransposeOp, CumsumOp>(op))
     return tileBytes(op->getOperand(0));
   if (auto dot = dyn_cast<DotOp>(op)) {
-    if (std::optional<MmaTiling::Kind> kind = MmaTiling::kindOf(mma)) {
-      std::string why; // reported by the lowering, at the dot
-      FailureOr<MmaTiling> t = MmaTiling::get(*kind, dot, warps, why);
-      int64_t bytes = succeeded(t) ? t->bytes : 0;
-      // With the dot it may run beside (the lowering decides per role).
-      if (std::optional<DotPair> pair = DotPair::of(dot))
-        if (FailureOr<MmaTiling> both = MmaTiling::get(*kind, *pair, warps, why); succeeded(both))
-          bytes = std::max(bytes, both->bytes);
-      return bytes;
-    }
+    if (std::optional<MmaTiling::Kind> kind = MmaTiling::kindOf(mma))
+      return mostOverPairing(*kind, dot, warps, &MmaTiling::bytes);
     return alignTo(tileBytes(dot.getLhs()), 16) + tileBytes(dot.getRhs());
   }
   return 0;
@@ -376,12 +388,5 @@ int64_t kiln::tensorMemoryColumnsOf(Operation *op, StringRef mma, int64_t warps)
   auto dot = dyn_cast<DotOp>(op);
   if (!dot || MmaTiling::kindOf(mma) != MmaTiling::Kind::Tcgen05)
     return 0;
-  std::string why;
-  FailureOr<MmaTiling> t = MmaTiling::get(MmaTiling::Kind::Tcgen05, dot, warps, why);
-  int64_t columns = succeeded(t) ? t->tmemColumns : 0;
-  if (std::optional<DotPair> pair = DotPair::of(dot))
-    if (FailureOr<MmaTiling> both = MmaTiling::get(MmaTiling::Kind::Tcgen05, *pair, warps, why);
-        succeeded(both))
-      columns = std::max(columns, both->tmemColumns);
-  return columns;
+  return mostOverPairing(MmaTiling::Kind::Tcgen05, dot, warps, &MmaTiling::tmemColumns);
 }
