@@ -111,11 +111,12 @@ class _Entry:
             *[s * size for s in reversed(tensor.stride()[:-1])])
         box = (ctypes.c_uint32 * rank)(*reversed(info["box"]))
         ones = (ctypes.c_uint32 * rank)(*([1] * rank))
-        # interleave none, swizzle none, L2 promotion 256 B, no OOB fill
+        # interleave none, the manifest's swizzle, L2 promotion 256 B, no OOB fill
+        swizzle = {0: 0, 32: 1, 64: 2, 128: 3}[info.get("swizzle", 0)]
         _check(_driver().cuTensorMapEncodeTiled(
             ctypes.c_void_p(addr), ctypes.c_int(_TMA_DTYPES[tensor.dtype]), ctypes.c_uint(rank),
             ctypes.c_void_p(tensor.data_ptr()), dims, strides, box, ones,
-            0, 0, 3, 0), f"cuTensorMapEncodeTiled({self.name})")
+            0, swizzle, 3, 0), f"cuTensorMapEncodeTiled({self.name})")
         self._maps[key] = (raw, ctypes.c_void_p(addr))
         return self._maps[key]
 

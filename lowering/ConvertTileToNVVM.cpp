@@ -68,6 +68,13 @@ private:
   IRMapping map;                       // non-tile values to their copies
   DenseMap<Value, Regs> regs;          // tile values to this thread's registers
   DenseSet<Operation *> pairedSeconds; // dots lowered with the dot before them
+  /// Ring loads whose stage a tensor-core product reads in place: the ring,
+  /// the stage, and the address of the tile's rows there.
+  struct RingOperand {
+    const RingPlan *ring;
+    Value stage, base;
+  };
+  DenseMap<Value, RingOperand> ringOperands;
   DenseMap<Value, ViewInfo> views;
   const KernelPlan &plan;
   unsigned role = 0; // the role being lowered
@@ -208,16 +215,22 @@ private:
   /// products issued as `t.kind` says, the result read back through the
   /// staging area's f32 rows.
   LogicalResult lowerTensorCoreDot(DotOp op, MmaTiling::Kind kind);
+  /// Where a product reads an operand: its staged (or ring) rows, and
+  /// whether swizzled.
+  struct OperandAt {
+    Value base;
+    bool swizzled;
+  };
   /// The shared-memory descriptor of an operand starting `offset` bytes
-  /// into the staging area.
-  Value operandDescriptor(const MmaTiling &t, Value offset, int64_t rows, bool swizzled);
+  /// after `at.base`.
+  Value operandDescriptor(const MmaTiling &t, OperandAt at, Value offset, int64_t rows);
   /// wgmma: each warpgroup runs its items and writes their fragments to the
   /// result rows at t.dOffset of the staging area.
-  void issueWgmma(const MmaTiling &t, bool aSwizzled, bool bSwizzled);
+  void issueWgmma(const MmaTiling &t, OperandAt a, OperandAt b);
   /// tcgen05: the role's first thread issues every item into the role's
   /// tensor-memory columns and commits to the role's mbarrier; the role
   /// waits on it and its warpgroups copy the columns to the result rows.
-  void issueTcgen05(const MmaTiling &t, bool aSwizzled, bool bSwizzled);
+  void issueTcgen05(const MmaTiling &t, OperandAt a, OperandAt b);
   /// A tensor-core operand as staged: the tile whose registers are written (a
   /// folded transpose's input), whether its last dim is K, its layout, and
   /// the elements of K a thread writes at once.
@@ -588,28 +601,44 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
   // A paired dot's other operand goes below the first's; one descriptor
   // reads both, so both are swizzled or neither.
   Value extra = !pair ? Value() : pair->sharesRhs ? pair->second.getLhs() : pair->second.getRhs();
-  bool aSwizzled = swizzlePays(op.getLhs(), /*isLhs=*/true, t);
-  bool bSwizzled = swizzlePays(op.getRhs(), /*isLhs=*/false, t);
-  if (extra) {
+  // Operands a TMA ring brought in the layout the product reads stay where
+  // they are (KernelPlan chose them: both halves of a stacked pair or none).
+  auto inRing = [&](Value operand) -> const RingOperand * {
+    auto it = ringOperands.find(stagedTile(operand).first);
+    return it == ringOperands.end() ? nullptr : &it->second;
+  };
+  const RingOperand *aRing = inRing(op.getLhs()), *bRing = inRing(op.getRhs());
+  bool aSwizzled = aRing || swizzlePays(op.getLhs(), /*isLhs=*/true, t);
+  bool bSwizzled = bRing || swizzlePays(op.getRhs(), /*isLhs=*/false, t);
+  if (extra && !inRing(extra)) {
     bool &half = pair->sharesRhs ? aSwizzled : bSwizzled;
     half = half && swizzlePays(extra, pair->sharesRhs, t);
   }
-  stageMmaOperand(op.getLhs(), /*isLhs=*/true, t, t.aOffset, aSwizzled);
-  stageMmaOperand(op.getRhs(), /*isLhs=*/false, t, t.bOffset, bSwizzled);
-  if (extra)
+  if (!aRing)
+    stageMmaOperand(op.getLhs(), /*isLhs=*/true, t, t.aOffset, aSwizzled);
+  if (!bRing)
+    stageMmaOperand(op.getRhs(), /*isLhs=*/false, t, t.bOffset, bSwizzled);
+  if (extra && !inRing(extra))
     stageMmaOperand(extra, pair->sharesRhs, t, pair->sharesRhs ? t.aOffset : t.bOffset,
                     pair->sharesRhs ? aSwizzled : bSwizzled, pair->offset());
+  OperandAt a{aRing ? aRing->base : stagingBase(t.aOffset), aSwizzled};
+  OperandAt bAt{bRing ? bRing->base : stagingBase(t.bOffset), bSwizzled};
   // The tensor cores read shared memory through the async proxy: order the
   // generic-proxy stores before them, then wait for every thread's stores.
   NVVM::FenceProxyOp::create(b, loc(), NVVM::ProxyKindAttr::get(ctx, NVVM::ProxyKind::async_shared),
                              NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
   if (kind == MmaTiling::Kind::Wgmma) {
     syncRole();
-    issueWgmma(t, aSwizzled, bSwizzled);
+    issueWgmma(t, a, bAt);
   } else {
-    issueTcgen05(t, aSwizzled, bSwizzled);
+    issueTcgen05(t, a, bAt);
   }
   syncRole();
+  // The product has read its ring stages: give them back to the copies.
+  for (Value operand : {Value(op.getLhs()), Value(op.getRhs()), extra})
+    if (const RingOperand *r = operand ? inRing(operand) : nullptr)
+      NVVM::MBarrierArriveOp::create(
+          b, loc(), Type(), ringBarrier(*r->ring, add(r->stage, cIndex(r->ring->depth))), Value());
   Value dBase = stagingBase(t.dOffset);
   // Each result reads its rows (its columns, for a pair sharing A) back.
   Type f32 = b.getF32Type();
@@ -635,12 +664,13 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
   return success();
 }
 
-Value GpuKernelLowering::operandDescriptor(const MmaTiling &t, Value offset, int64_t rows,
-                                           bool swizzled) {
+Value GpuKernelLowering::operandDescriptor(const MmaTiling &t, OperandAt at, Value offset,
+                                           int64_t rows) {
   // The start address in 16-byte units, then the layout and strides.
+  bool swizzled = at.swizzled;
   Type i64 = b.getI64Type();
   auto i64Const = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc(), v, 64); };
-  Value areaAddr = LLVM::PtrToIntOp::create(b, loc(), i64, stagingBase());
+  Value areaAddr = LLVM::PtrToIntOp::create(b, loc(), i64, at.base);
   Value addr =
       arith::AddIOp::create(b, loc(), areaAddr, arith::IndexCastOp::create(b, loc(), i64, offset));
   Value start = arith::ShRUIOp::create(
@@ -648,7 +678,8 @@ Value GpuKernelLowering::operandDescriptor(const MmaTiling &t, Value offset, int
   return arith::OrIOp::create(b, loc(), start, i64Const(t.descriptorBits(rows, swizzled)));
 }
 
-void GpuKernelLowering::issueWgmma(const MmaTiling &t, bool aSwizzled, bool bSwizzled) {
+void GpuKernelLowering::issueWgmma(const MmaTiling &t, OperandAt a, OperandAt bAt) {
+  bool aSwizzled = a.swizzled, bSwizzled = bAt.swizzled;
   using Operands = MmaTiling::Operands;
   Type f32 = b.getF32Type();
   MLIRContext *ctx = b.getContext();
@@ -670,8 +701,8 @@ void GpuKernelLowering::issueWgmma(const MmaTiling &t, bool aSwizzled, bool bSwi
     Value item = warpgroupTurn(wg, round, t.warpgroups, t.items());
     Value mTile = arith::DivUIOp::create(b, loc(), item, cIndex(t.nParts));
     Value nPart = arith::RemUIOp::create(b, loc(), item, cIndex(t.nParts));
-    Value aStart = add(cIndex(t.aOffset), mul(mTile, cIndex(64 * t.blockBytes(aSwizzled))));
-    Value bStart = add(cIndex(t.bOffset), mul(nPart, cIndex(t.nChunk * t.blockBytes(bSwizzled))));
+    Value aStart = mul(mTile, cIndex(64 * t.blockBytes(aSwizzled)));
+    Value bStart = mul(nPart, cIndex(t.nChunk * t.blockBytes(bSwizzled)));
     Value acc = LLVM::UndefOp::create(b, loc(), accType);
     NVVM::WgmmaFenceAlignedOp::create(b, loc());
     for (int64_t s = 0; s * t.kStep < t.K; ++s) {
@@ -679,10 +710,10 @@ void GpuKernelLowering::issueWgmma(const MmaTiling &t, bool aSwizzled, bool bSwi
       // one swizzled block, whose rows the hardware permutes from the start
       // address on.
       Value aAt = add(aStart, cIndex(t.linearOffset(0, s * t.kStep, t.rowsA, aSwizzled)));
-      Value bAt = add(bStart, cIndex(t.linearOffset(0, s * t.kStep, t.rowsB, bSwizzled)));
+      Value bStep = add(bStart, cIndex(t.linearOffset(0, s * t.kStep, t.rowsB, bSwizzled)));
       acc = NVVM::WgmmaMmaAsyncOp::create(
-          b, loc(), accType, acc, operandDescriptor(t, aAt, t.rowsA, aSwizzled),
-          operandDescriptor(t, bAt, t.rowsB, bSwizzled),
+          b, loc(), accType, acc, operandDescriptor(t, a, aAt, t.rowsA),
+          operandDescriptor(t, bAt, bStep, t.rowsB),
           NVVM::MMAShapeAttr::get(ctx, 64, t.nChunk, t.kStep), wgmmaType(t.operands),
           wgmmaType(t.operands), NVVM::WGMMATypes::f32,
           s == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one, NVVM::WGMMAScaleIn::one,
@@ -719,7 +750,8 @@ void GpuKernelLowering::issueWgmma(const MmaTiling &t, bool aSwizzled, bool bSwi
   }
 }
 
-void GpuKernelLowering::issueTcgen05(const MmaTiling &t, bool aSwizzled, bool bSwizzled) {
+void GpuKernelLowering::issueTcgen05(const MmaTiling &t, OperandAt a, OperandAt bAt) {
+  bool aSwizzled = a.swizzled, bSwizzled = bAt.swizzled;
   using Operands = MmaTiling::Operands;
   MLIRContext *ctx = b.getContext();
   Type f32 = b.getF32Type(), i32 = b.getI32Type();
@@ -741,8 +773,8 @@ void GpuKernelLowering::issueTcgen05(const MmaTiling &t, bool aSwizzled, bool bS
     // hoisted descriptors of every step would hold registers of the role.
     for (int64_t item = 0; item < t.items(); ++item) {
       int64_t mTile = item / t.nParts, nPart = item % t.nParts;
-      int64_t aStart = t.aOffset + mTile * t.instrM * t.blockBytes(aSwizzled);
-      int64_t bStart = t.bOffset + nPart * t.nChunk * t.blockBytes(bSwizzled);
+      int64_t aStart = mTile * t.instrM * t.blockBytes(aSwizzled);
+      int64_t bStart = nPart * t.nChunk * t.blockBytes(bSwizzled);
       Value d = tmemAt(cI32(rp.tmemColumnOffset + item * t.nChunk));
       auto steps = scf::ForOp::create(b, loc(), cIndex(0), cIndex(t.K / t.kStep), cIndex(1));
       OpBuilder::InsertionGuard inLoop(b);
@@ -759,8 +791,8 @@ void GpuKernelLowering::issueTcgen05(const MmaTiling &t, bool aSwizzled, bool bS
       Value accumulate = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ne, s, cIndex(0));
       NVVM::Tcgen05MMAOp::create(
           b, loc(), kind, cta1, NVVM::Tcgen05MMACollectorOpAttr(), UnitAttr(), d,
-          operandDescriptor(t, stepOffset(aStart, t.rowsA, aSwizzled), t.rowsA, aSwizzled),
-          operandDescriptor(t, stepOffset(bStart, t.rowsB, bSwizzled), t.rowsB, bSwizzled), idesc,
+          operandDescriptor(t, a, stepOffset(aStart, t.rowsA, aSwizzled), t.rowsA),
+          operandDescriptor(t, bAt, stepOffset(bStart, t.rowsB, bSwizzled), t.rowsB), idesc,
           accumulate, Value(), Value());
     }
     // Arrives on the barrier once every product above has finished.
@@ -1431,19 +1463,32 @@ LogicalResult GpuKernelLowering::lowerRingLoad(const RingPlan &ring, LoadOp load
     Value full = ringBarrier(ring, stage);
     NVVM::MBarrierArriveExpectTxOp::create(b, loc(), Type(), full, cI32(ring.stageBytes),
                                            NVVM::MemScopeKind::CTA, false, Value());
-    // Coordinates innermost first, as the tensor map lists its dims.
+    // Coordinates innermost first, as the tensor map lists its dims. A
+    // tensor-core operand comes as one box per K block (the swizzle's row).
     SmallVector<Value> coords;
     for (Value i : llvm::reverse(load.getIndices()))
       coords.push_back(arith::IndexCastOp::create(b, loc(), b.getI32Type(), map.lookup(i)));
-    NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-        b, loc(), ringStage(ring, stage), tensorMaps[index], coords, full, ValueRange{}, Value(),
-        Value(), NVVM::TMALoadMode::TILE, /*isCTAOnly=*/true, NVVM::CTAGroupKindAttr(), Value());
+    Value inner = coords.front();
+    for (int64_t block = 0; block < ring.kBlocks; ++block) {
+      coords.front() = arith::AddIOp::create(b, loc(), inner, cI32(block * ring.box.back()));
+      Value at = smemAt(add(add(cIndex(ring.offset), mul(stage, cIndex(ring.stageStride))),
+                            cIndex(block * ring.kBlockStride)));
+      NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+          b, loc(), at, tensorMaps[index], coords, full, ValueRange{}, Value(), Value(),
+          NVVM::TMALoadMode::TILE, /*isCTAOnly=*/true, NVVM::CTAGroupKindAttr(), Value());
+    }
     bumpCounter(issued[index]);
   }
   if (!ring.consumedBy[role])
     return success();
   auto [stage, parity] = ringPosition(ring, consumed[index]);
   waitBarrier(ringBarrier(ring, stage), parity);
+  if (ring.mmaOperand) {
+    // Its product reads the stage in place and releases it.
+    ringOperands[load.getResult()] = {&ring, stage, ringStage(ring, stage)};
+    bumpCounter(consumed[index]);
+    return success();
+  }
   // The stage holds the box row-major: the tile, dense.
   ViewInfo stageView;
   stageView.ptr = ringStage(ring, stage);

@@ -52,6 +52,128 @@ std::string formatDouble(double x) {
   return text;
 }
 
+/// A dot operand a ring's tile can be where the tensor cores read it: the
+/// tile's only use, K its last dim (an lhs, or an rhs through a transpose
+/// folded into the dot).
+struct MmaOperandUse {
+  DotOp dot;
+  bool isLhs;
+};
+
+std::optional<MmaOperandUse> soleMmaOperandUse(LoadOp load) {
+  Value v = load.getResult();
+  if (!v.hasOneUse())
+    return std::nullopt;
+  bool transposed = false;
+  if (auto tr = dyn_cast<TransposeOp>(*v.getUsers().begin())) {
+    if (!foldsIntoDots(tr) || !tr.getResult().hasOneUse())
+      return std::nullopt;
+    v = tr.getResult();
+    transposed = true;
+  }
+  auto dot = dyn_cast<DotOp>(*v.getUsers().begin());
+  if (!dot || (dot.getLhs() != v && dot.getRhs() != v))
+    return std::nullopt;
+  bool isLhs = dot.getLhs() == v;
+  if (isLhs == transposed)
+    return std::nullopt;
+  return MmaOperandUse{dot, isLhs};
+}
+
+/// Which TMA rings feed a tensor-core product directly (RingPlan::mmaOperand)
+/// and how their stages are laid out; returns, per ring, the ring whose
+/// stages hold it (itself, or the first operand of its stacked pair, in
+/// which case its `offset` is where its rows start in that ring's stage).
+/// A ring qualifies when its tile is the sole operand use of a dot in the
+/// one role reading it, has the tensor cores' element type, runs along the
+/// view's contiguous dim, needs no masking past the view's end (the copy
+/// zero-fills outside the tensor), and, as one half of a stacked pair, the
+/// other half qualifies too.
+SmallVector<int> planMmaOperandRings(KernelPlan &plan, ScheduleAttr schedule) {
+  SmallVector<int> owner;
+  for (unsigned i = 0; i < plan.rings.size(); ++i)
+    owner.push_back(i);
+  std::optional<MmaTiling::Kind> kind = MmaTiling::kindOf(schedule.getMma());
+  if (!kind)
+    return owner;
+  struct Candidate {
+    DotOp pairFirst;      // the product's first dot
+    bool stacked = false; // one half of a stacked pair
+    bool second = false;  // of the pair: the second dot's operand
+    int64_t rows = 0, rowStart = 0, swizzle = 0, kBytes = 0, elemBytes = 0;
+  };
+  DenseMap<unsigned, Candidate> candidates;
+  for (auto [i, ring] : llvm::enumerate(plan.rings)) {
+    std::optional<MmaOperandUse> use = soleMmaOperandUse(ring.load);
+    if (!use || !ring.load.getLimits().empty() || llvm::count(ring.consumedBy, true) != 1)
+      continue;
+    const RolePlan &reader =
+        plan.roles[llvm::find(ring.consumedBy, true) - ring.consumedBy.begin()];
+    if (!reader.runs.contains(use->dot))
+      continue;
+    std::optional<DotPair> pair = DotPair::containing(use->dot);
+    if (pair && !(reader.runs.contains(pair->first) && reader.runs.contains(pair->second)))
+      pair.reset();
+    std::string why;
+    FailureOr<MmaTiling> t = failure();
+    if (pair)
+      t = MmaTiling::get(*kind, *pair, reader.numWarps, why);
+    if (failed(t)) {
+      pair.reset();
+      t = MmaTiling::get(*kind, use->dot, reader.numWarps, why);
+    }
+    TileType tile = ring.load.getResult().getType();
+    int64_t elemBytes = tile.getElementType().getIntOrFloatBitWidth() / 8;
+    auto view = cast<ViewType>(ring.load.getView().getType());
+    if (failed(t) || t->elemBytes != elemBytes || tile.getRank() != 2 ||
+        ring.load.getKeep().back() != view.getRank() - 1)
+      continue;
+    Candidate c;
+    c.pairFirst = pair ? pair->first : use->dot;
+    c.stacked = pair && pair->sharesRhs == use->isLhs;
+    c.second = pair && use->dot == pair->second;
+    c.rows = use->isLhs ? t->rowsA : t->rowsB;
+    c.rowStart = c.stacked && c.second ? pair->offset() : 0;
+    c.swizzle = t->swizzleBytes;
+    c.kBytes = tile.getShape()[1] * elemBytes;
+    c.elemBytes = elemBytes;
+    candidates[i] = c;
+  }
+  // A stacked pair's halves go together or not at all.
+  auto partnerOf = [&](unsigned i) -> int {
+    for (auto &[j, c] : candidates)
+      if (j != i && c.pairFirst == candidates[i].pairFirst && c.stacked)
+        return j;
+    return -1;
+  };
+  SmallVector<unsigned> chosen;
+  for (auto &[i, c] : candidates) {
+    if (!c.stacked) {
+      chosen.push_back(i);
+      continue;
+    }
+    int j = partnerOf(i);
+    if (j >= 0 && plan.rings[i].depth == plan.rings[j].depth)
+      chosen.push_back(i);
+  }
+  llvm::sort(chosen);
+  for (unsigned i : chosen) {
+    const Candidate &c = candidates[i];
+    RingPlan &ring = plan.rings[i];
+    ring.mmaOperand = true;
+    ring.swizzleBytes = c.swizzle;
+    ring.kBlocks = c.kBytes / c.swizzle;
+    ring.kBlockStride = c.rows * c.swizzle;
+    ring.box.back() = c.swizzle / c.elemBytes;
+    ring.stageStride = alignTo(c.rows * c.kBytes, MmaTiling::kAtomAlignment);
+    if (c.second) {
+      owner[i] = partnerOf(i);
+      ring.offset = c.rowStart * c.swizzle;
+    }
+  }
+  return owner;
+}
+
 /// The ops `role` must lower so that its own ops can run: operands, the
 /// loops and conditions around them, and of a loop's carried values only
 /// those the role reads (inside or after the loop), each with its initial
@@ -170,7 +292,6 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
           return i;
     return plan.roles.size() == 1 ? 0 : -1;
   };
-  int64_t offset = 0;
   for (Attribute a : schedule.getPipelines()) {
     auto p = cast<PipelineAttr>(a);
     if (p.getCopy().getValue() != "tma")
@@ -229,8 +350,6 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
              failure();
     ring.stageBytes = tile.getNumElements() * elemBytes;
     ring.stageStride = alignTo(ring.stageBytes, kRingAlignment);
-    ring.offset = offset;
-    offset += ring.depth * ring.stageStride;
     int owner = roleOwning(id);
     if (owner < 0)
       return load.emitOpError("is in pipeline '")
@@ -239,11 +358,6 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
     ring.issuer = owner;
     plan.rings.push_back(ring);
   }
-  for (RingPlan &ring : plan.rings) {
-    ring.barrierOffset = offset;
-    offset += 2 * ring.depth * 8;
-  }
-  plan.dynamicSharedBytes = offset;
 
   // What each role runs.
   for (unsigned r = 0; r < plan.roles.size(); ++r) {
@@ -275,6 +389,28 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
       return ring.load.emitOpError("fills ring '") << ring.pipeline << "' that no role reads",
              failure();
   }
+  SmallVector<int> stageOwner = planMmaOperandRings(plan, schedule);
+  // Stages first (each ring's, or for the second operand of a stacked pair,
+  // its rows inside the first's), then the mbarriers.
+  int64_t offset = 0;
+  for (RingPlan &ring : plan.rings) {
+    if (&ring - plan.rings.data() != stageOwner[&ring - plan.rings.data()])
+      continue;
+    offset = alignTo(offset, ring.mmaOperand ? MmaTiling::kAtomAlignment : kRingAlignment);
+    ring.offset = offset;
+    offset += ring.depth * ring.stageStride;
+  }
+  for (auto [i, ring] : llvm::enumerate(plan.rings))
+    if (stageOwner[i] != (int)i) {
+      const RingPlan &first = plan.rings[stageOwner[i]];
+      ring.offset += first.offset; // ring.offset held its rows' start in the stage
+      ring.stageStride = first.stageStride;
+    }
+  for (RingPlan &ring : plan.rings) {
+    ring.barrierOffset = offset;
+    offset += 2 * ring.depth * 8;
+  }
+  plan.dynamicSharedBytes = offset;
 
   // tcgen05 accumulators: each role that runs such dots gets columns of its
   // own (roles run concurrently) and an mbarrier their completion arrives

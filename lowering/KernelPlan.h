@@ -32,6 +32,14 @@ struct RingPlan {
   unsigned issuer = 0;                // role that issues the copies
   int64_t consumerThreads = 0;        // threads that arrive on an empty barrier
   llvm::SmallVector<bool> consumedBy; // per role
+  /// Set when the ring's tile is a tensor-core operand read where it lands:
+  /// the copies write it in the swizzled K-major layout the MMA reads (see
+  /// MmaTiling), `kBlocks` boxes of `swizzleBytes` of every row, K block j
+  /// at j * kBlockStride; its dot releases the stage after the product. The
+  /// second operand of a stacked pair shares the first's stages, its rows
+  /// below the first's (`offset` points at them).
+  bool mmaOperand = false;
+  int64_t swizzleBytes = 0, kBlocks = 1, kBlockStride = 0;
 };
 
 struct RolePlan {
@@ -69,7 +77,7 @@ int64_t tensorMemoryColumnsOf(mlir::Operation *op, llvm::StringRef mma, int64_t 
 
 struct KernelPlan {
   llvm::SmallVector<RolePlan> roles; // at least one
-  llvm::SmallVector<RingPlan> rings;
+  llvm::SmallVector<RingPlan, 2> rings;
   int64_t warps = 1;        // of the CTA
   int64_t layoutWarps = 1;  // warps every computing role has; tile layouts span them
   int64_t launchRegs = 0;   // per thread at launch (0: no cap)

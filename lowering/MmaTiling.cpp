@@ -68,6 +68,21 @@ std::optional<DotPair> DotPair::of(tile::DotOp first) {
   return pair;
 }
 
+std::optional<DotPair> DotPair::containing(tile::DotOp dot) {
+  Operation *taken = nullptr; // the second of the last pair
+  for (Operation &op : *dot->getBlock()) {
+    auto first = dyn_cast<tile::DotOp>(op);
+    if (!first || &op == taken)
+      continue;
+    std::optional<DotPair> pair = of(first);
+    if (first == dot || (pair && pair->second == dot))
+      return pair;
+    if (pair)
+      taken = pair->second;
+  }
+  return std::nullopt;
+}
+
 FailureOr<MmaTiling> MmaTiling::get(Kind kind, const DotPair &pair, int64_t warps,
                                     std::string &why) {
   tile::DotOp first = pair.first, second = pair.second;

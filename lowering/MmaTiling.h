@@ -54,6 +54,9 @@ struct DotPair {
   int64_t offset() const;
   /// The dot pairing with `first` on tensor cores, if any.
   static std::optional<DotPair> of(tile::DotOp first);
+  /// The pair `dot` belongs to, as first or second, taking the dots of its
+  /// block in order as the lowering does (a second pairs with nothing else).
+  static std::optional<DotPair> containing(tile::DotOp dot);
 };
 
 struct MmaTiling {

@@ -168,7 +168,20 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
     barrier hand them to the tensor cores, each warpgroup issues
     `nvvm.wgmma.mma_async` on shared-memory descriptors for its 64-row items
     (f32 operands as tf32, bf16 / f16 as such) and writes its accumulator
-    fragment to a padded f32 area the result's layout reads back.
+    fragment to a padded f32 area the result's layout reads back. An operand
+    that a TMA ring brings and nothing else reads (KernelPlan decides) is not
+    staged: its copies land in the swizzled K-major layout (one 128-byte
+    swizzled box per K block), the descriptors point into the ring's stage,
+    and the product releases the stage after its wait:
+
+      %a = tile.load %x[...] {tile.pipeline = "ring"} : ... -> !tile.tile<64x64xf32>
+      %p = tile.dot %a, %bt : ...
+    becomes, in the reading role,
+      nvvm.mbarrier.try_wait.parity %full, %parity
+      ... stage %bt only; nvvm.fence.proxy; barrier
+      nvvm.wgmma.mma_async (descriptor of %a = the ring stage) ...
+      nvvm.wgmma.wait.group.sync.aligned 0; barrier
+      nvvm.mbarrier.arrive %empty
     Under `mma: tcgen05` the operands stage the same way; one thread of the
     role issues `nvvm.tcgen05.mma` (64 or 128 rows) into the role's
     tensor-memory columns and `nvvm.tcgen05.commit`s to the role's mbarrier,

@@ -57,7 +57,8 @@ bool kiln::buildManifest(tile::KernelOp kernel, KernelManifest &m, std::string &
     int64_t numDims = m.signature.runtimeDims.size();
     for (const RingPlan &ring : plan->rings)
       m.tensorMaps.push_back({(int64_t)ring.viewArg - numDims,
-                              std::vector<int64_t>(ring.box.begin(), ring.box.end())});
+                              std::vector<int64_t>(ring.box.begin(), ring.box.end()),
+                              ring.mmaOperand ? ring.swizzleBytes : 0});
   }
   if (auto consts = kernel->getAttrOfType<DictionaryAttr>("tile.consts"))
     for (NamedAttribute c : consts)

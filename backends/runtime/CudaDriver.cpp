@@ -89,7 +89,7 @@ std::string cuda::check(Result r, const char *what) {
 
 std::string cuda::encodeTensorMap(const Driver &d, TensorMap &out, int dataType, DevicePtr base,
                                   const long long *dims, const long long *box, unsigned rank,
-                                  unsigned elemBytes) {
+                                  unsigned elemBytes, int64_t swizzleBytes) {
   unsigned long long globalDims[5], strides[4];
   unsigned boxDims[5], elementStrides[5];
   unsigned long long stride = elemBytes;
@@ -102,9 +102,11 @@ std::string cuda::encodeTensorMap(const Driver &d, TensorMap &out, int dataType,
       strides[i - 1] = stride;
     stride *= dims[d];
   }
-  const int kInterleaveNone = 0, kSwizzleNone = 0, kL2Promotion256B = 3, kOobFillNone = 0;
+  // CU_TENSOR_MAP_SWIZZLE_NONE, _32B, _64B, _128B.
+  const int swizzle = swizzleBytes == 128 ? 3 : swizzleBytes == 64 ? 2 : swizzleBytes == 32 ? 1 : 0;
+  const int kInterleaveNone = 0, kL2Promotion256B = 3, kOobFillNone = 0;
   return check(d.tensorMapEncodeTiled(&out, dataType, rank, (void *)base, globalDims, strides,
-                                      boxDims, elementStrides, kInterleaveNone, kSwizzleNone,
+                                      boxDims, elementStrides, kInterleaveNone, swizzle,
                                       kL2Promotion256B, kOobFillNone),
                "cuTensorMapEncodeTiled");
 }

@@ -63,10 +63,11 @@ struct alignas(64) TensorMap {
 };
 
 /// Builds a tiled tensor map over a dense row-major tensor (dims outermost
-/// first) copying `box` (outermost first); "" or the driver's error.
+/// first) copying `box` (outermost first), its 16-byte pieces swizzled in
+/// rows of `swizzleBytes` (0: none); "" or the driver's error.
 std::string encodeTensorMap(const Driver &d, TensorMap &out, int dataType, DevicePtr base,
                             const long long *dims, const long long *box, unsigned rank,
-                            unsigned elemBytes);
+                            unsigned elemBytes, int64_t swizzleBytes);
 
 /// The driver with a current context on device 0, or null with `why` set
 /// (no libcuda, no device, init failed).

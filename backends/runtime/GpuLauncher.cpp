@@ -154,7 +154,8 @@ bool GpuKernel::launchOnDevice(const KernelManifest &k, cuda::Function function,
     std::vector<long long> shape(a.shape.begin(), a.shape.end()),
         box(info.box.begin(), info.box.end());
     e = cuda::encodeTensorMap(*d, maps[t], tensorMapDataType(p.dtype), pointers[info.param],
-                              shape.data(), box.data(), shape.size(), dtypeBytes(p.dtype));
+                              shape.data(), box.data(), shape.size(), dtypeBytes(p.dtype),
+                              info.swizzle);
     if (!e.empty())
       e += " (tensor map of '" + p.name + "')";
     params.push_back(&maps[t]);

@@ -24,6 +24,7 @@ Value KernelManifest::toJson() const {
     Value q = Value::obj();
     q.set("param", Value::num(t.param));
     q.set("box", Value::nums(t.box));
+    q.set("swizzle", Value::num(t.swizzle));
     maps.array.push_back(q);
   }
   v.set("tensor_maps", maps);
@@ -109,6 +110,15 @@ bool KernelManifest::fromJson(const Value &v, KernelManifest &m, std::string &er
       if (t.box.size() != m.signature.params[t.param].sizes.size()) {
         error = "manifest field 'tensor_maps[].box' must have the view's rank";
         return false;
+      }
+      if ((g = q.get("swizzle"))) {
+        if (!need(g, Value::Number, "tensor_maps[].swizzle"))
+          return false;
+        t.swizzle = g->asInt();
+        if (t.swizzle != 0 && t.swizzle != 32 && t.swizzle != 64 && t.swizzle != 128) {
+          error = "manifest field 'tensor_maps[].swizzle' must be 0, 32, 64 or 128";
+          return false;
+        }
       }
       m.tensorMaps.push_back(t);
     }

@@ -18,10 +18,14 @@ namespace kiln {
 
 /// A TMA descriptor the launcher builds and passes by value after the
 /// kernel's own parameters: a tiled map over view parameter `param`, copying
-/// boxes of `box` elements (outermost dim first, the view's rank).
+/// boxes of `box` elements (outermost dim first, the view's rank), swizzled
+/// as `swizzle` says.
 struct TensorMapInfo {
   int64_t param = 0;
   std::vector<int64_t> box;
+  /// The copy's swizzle of 16-byte pieces: 0 (none), or 32, 64, 128 bytes
+  /// (rows landing in the swizzled layout a tensor-core product reads).
+  int64_t swizzle = 0;
 };
 
 struct KernelManifest {

@@ -123,6 +123,17 @@ TEST_CASE("a TMA schedule's manifest carries its tensor maps and ring memory", "
   firstMap(bad).set("box", box);
   CHECK_FALSE(KernelManifest::fromJson(bad, back, error));
   CHECK(error == "manifest field 'tensor_maps[].box' must have the view's rank");
+  // The state feeds no tensor-core product: its copies are not swizzled. A
+  // swizzle the hardware lacks is refused.
+  CHECK(m.tensorMaps[0].swizzle == 0);
+  bad = m.toJson();
+  firstMap(bad).set("swizzle", json::Value::num(48));
+  CHECK_FALSE(KernelManifest::fromJson(bad, back, error));
+  CHECK(error == "manifest field 'tensor_maps[].swizzle' must be 0, 32, 64 or 128");
+  json::Value swizzled = m.toJson();
+  firstMap(swizzled).set("swizzle", json::Value::num(128));
+  REQUIRE(KernelManifest::fromJson(swizzled, back, error));
+  CHECK(back.tensorMaps[0].swizzle == 128);
 }
 
 TEST_CASE("an op's manifest carries its launch plan and one manifest per kernel",

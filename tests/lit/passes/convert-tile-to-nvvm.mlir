@@ -360,3 +360,41 @@ tile.kernel @tcgen05_dot(%N: index, %x: !tile.view<[N, 16, 16], f32> {tile.acces
   tile.store %p, %x[%n, %c0, %c0] window [1, 16, 16] keep [1, 2] : !tile.tile<16x16xf32>, !tile.view<[N, 16, 16], f32>
   tile.return
 }
+
+// -----
+
+// A ring whose tile is only a wgmma operand (K its last dim) lands where the
+// product reads it: the producer copies it as one 128-byte-swizzled box per
+// K block (64 f32 of K: two), the compute role waits for the stage, stages
+// only the other operand, and gives the stage back after the product, not
+// after reading it into registers (it never does).
+// CHECK-LABEL: llvm.func @ring_mma_operand(
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c16384_i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK-NOT: nvvm.cp.async.bulk.tensor
+// CHECK: } else {
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK-NOT: llvm.load %{{.*}} : !llvm.ptr<3> -> vector<4xf32>
+// CHECK-NOT: nvvm.mbarrier.arrive
+// CHECK: nvvm.fence.proxy
+// CHECK: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.barrier id
+// CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
+tile.kernel @ring_mma_operand(%N: index, %x: !tile.view<[N, 64, 64], f32> {tile.access = "in"},
+                              %w: !tile.view<[16, 64], f32> {tile.access = "in"},
+                              %y: !tile.view<[N, 64, 16], f32> {tile.access = "out"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 8, mma = "wgmma",
+      roles = [#tile.role<name = "producer", firstWarp = 0, numWarps = 4, regs = 40, ops = ["a"]>,
+               #tile.role<name = "compute", firstWarp = 4, numWarps = 4, regs = 232, ops = ["st"]>],
+      pipelines = [#tile.pipeline<name = "ring", buffers = ["a"], depth = 2, copy = "tma">]>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %a = tile.load %x[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] {tile.id = "a"} : !tile.view<[N, 64, 64], f32> -> !tile.tile<64x64xf32>
+  %b = tile.load %w[%c0, %c0] window [16, 64] keep [0, 1] : !tile.view<[16, 64], f32> -> !tile.tile<16x64xf32>
+  %bt = tile.transpose %b [1, 0] : !tile.tile<16x64xf32> -> !tile.tile<64x16xf32>
+  %p = tile.dot %a, %bt : !tile.tile<64x64xf32>, !tile.tile<64x16xf32> -> !tile.tile<64x16xf32>
+  tile.store %p, %y[%n, %c0, %c0] window [1, 64, 16] keep [1, 2] {tile.id = "st"} : !tile.tile<64x16xf32>, !tile.view<[N, 64, 16], f32>
+  tile.return
+}
