@@ -154,7 +154,8 @@ private:
   void syncRole();
   /// Address `bytes` into dynamic shared memory.
   Value smemAt(Value byteOffset);
-  Value ringStage(const RingPlan &ring, Value stage);
+  /// Shared memory `bytes` into stage `stage` of `ring`.
+  Value ringStage(const RingPlan &ring, Value stage, int64_t bytes = 0);
   Value ringBarrier(const RingPlan &ring, Value index);
   /// Stage and phase parity of the next use of a ring by this thread, from
   /// the counter at `counter`.
@@ -588,9 +589,7 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
     return success(); // its result came with the dot before it
   std::string why;
   int64_t warps = plan.roles[role].numWarps;
-  std::optional<DotPair> pair = DotPair::of(op);
-  if (pair && (!runs(pair->second) || failed(MmaTiling::get(kind, *pair, warps, why))))
-    pair.reset();
+  std::optional<DotPair> pair = pairRunning(kind, op, warps, [&](Operation *o) { return runs(o); });
   FailureOr<MmaTiling> tiling =
       pair ? MmaTiling::get(kind, *pair, warps, why) : MmaTiling::get(kind, op, warps, why);
   if (failed(tiling))
@@ -608,9 +607,10 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
     return it == ringOperands.end() ? nullptr : &it->second;
   };
   const RingOperand *aRing = inRing(op.getLhs()), *bRing = inRing(op.getRhs());
+  const RingOperand *extraRing = extra ? inRing(extra) : nullptr;
   bool aSwizzled = aRing || swizzlePays(op.getLhs(), /*isLhs=*/true, t);
   bool bSwizzled = bRing || swizzlePays(op.getRhs(), /*isLhs=*/false, t);
-  if (extra && !inRing(extra)) {
+  if (extra && !extraRing) {
     bool &half = pair->sharesRhs ? aSwizzled : bSwizzled;
     half = half && swizzlePays(extra, pair->sharesRhs, t);
   }
@@ -618,7 +618,7 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
     stageMmaOperand(op.getLhs(), /*isLhs=*/true, t, t.aOffset, aSwizzled);
   if (!bRing)
     stageMmaOperand(op.getRhs(), /*isLhs=*/false, t, t.bOffset, bSwizzled);
-  if (extra && !inRing(extra))
+  if (extra && !extraRing)
     stageMmaOperand(extra, pair->sharesRhs, t, pair->sharesRhs ? t.aOffset : t.bOffset,
                     pair->sharesRhs ? aSwizzled : bSwizzled, pair->offset());
   OperandAt a{aRing ? aRing->base : stagingBase(t.aOffset), aSwizzled};
@@ -635,8 +635,8 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
   }
   syncRole();
   // The product has read its ring stages: give them back to the copies.
-  for (Value operand : {Value(op.getLhs()), Value(op.getRhs()), extra})
-    if (const RingOperand *r = operand ? inRing(operand) : nullptr)
+  for (const RingOperand *r : {aRing, bRing, extraRing})
+    if (r)
       NVVM::MBarrierArriveOp::create(
           b, loc(), Type(), ringBarrier(*r->ring, add(r->stage, cIndex(r->ring->depth))), Value());
   Value dBase = stagingBase(t.dOffset);
@@ -1422,8 +1422,8 @@ Value GpuKernelLowering::smemAt(Value byteOffset) {
                              ValueRange{off});
 }
 
-Value GpuKernelLowering::ringStage(const RingPlan &ring, Value stage) {
-  return smemAt(add(cIndex(ring.offset), mul(stage, cIndex(ring.stageStride))));
+Value GpuKernelLowering::ringStage(const RingPlan &ring, Value stage, int64_t bytes) {
+  return smemAt(add(cIndex(ring.offset + bytes), mul(stage, cIndex(ring.stageStride))));
 }
 
 Value GpuKernelLowering::ringBarrier(const RingPlan &ring, Value index) {
@@ -1471,11 +1471,10 @@ LogicalResult GpuKernelLowering::lowerRingLoad(const RingPlan &ring, LoadOp load
     Value inner = coords.front();
     for (int64_t block = 0; block < ring.kBlocks; ++block) {
       coords.front() = arith::AddIOp::create(b, loc(), inner, cI32(block * ring.box.back()));
-      Value at = smemAt(add(add(cIndex(ring.offset), mul(stage, cIndex(ring.stageStride))),
-                            cIndex(block * ring.kBlockStride)));
       NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-          b, loc(), at, tensorMaps[index], coords, full, ValueRange{}, Value(), Value(),
-          NVVM::TMALoadMode::TILE, /*isCTAOnly=*/true, NVVM::CTAGroupKindAttr(), Value());
+          b, loc(), ringStage(ring, stage, block * ring.kBlockStride), tensorMaps[index], coords,
+          full, ValueRange{}, Value(), Value(), NVVM::TMALoadMode::TILE, /*isCTAOnly=*/true,
+          NVVM::CTAGroupKindAttr(), Value());
     }
     bumpCounter(issued[index]);
   }
@@ -1483,7 +1482,7 @@ LogicalResult GpuKernelLowering::lowerRingLoad(const RingPlan &ring, LoadOp load
     return success();
   auto [stage, parity] = ringPosition(ring, consumed[index]);
   waitBarrier(ringBarrier(ring, stage), parity);
-  if (ring.mmaOperand) {
+  if (ring.mmaOperand()) {
     // Its product reads the stage in place and releases it.
     ringOperands[load.getResult()] = {&ring, stage, ringStage(ring, stage)};
     bumpCounter(consumed[index]);

@@ -80,22 +80,27 @@ std::optional<MmaOperandUse> soleMmaOperandUse(LoadOp load) {
   return MmaOperandUse{dot, isLhs};
 }
 
+/// Where a ring's stages lie: its own, or (the second operand of a stacked
+/// pair) inside those of ring `owner`, `rowBytes` into each K block.
+struct StagePlacement {
+  unsigned owner;
+  int64_t rowBytes = 0;
+};
+
 /// Which TMA rings feed a tensor-core product directly (RingPlan::mmaOperand)
-/// and how their stages are laid out; returns, per ring, the ring whose
-/// stages hold it (itself, or the first operand of its stacked pair, in
-/// which case its `offset` is where its rows start in that ring's stage).
+/// and how their stages are laid out, with each ring's placement.
 /// A ring qualifies when its tile is the sole operand use of a dot in the
 /// one role reading it, has the tensor cores' element type, runs along the
 /// view's contiguous dim, needs no masking past the view's end (the copy
 /// zero-fills outside the tensor), and, as one half of a stacked pair, the
 /// other half qualifies too.
-SmallVector<int> planMmaOperandRings(KernelPlan &plan, ScheduleAttr schedule) {
-  SmallVector<int> owner;
+SmallVector<StagePlacement> planMmaOperandRings(KernelPlan &plan, ScheduleAttr schedule) {
+  SmallVector<StagePlacement> placement;
   for (unsigned i = 0; i < plan.rings.size(); ++i)
-    owner.push_back(i);
+    placement.push_back({i});
   std::optional<MmaTiling::Kind> kind = MmaTiling::kindOf(schedule.getMma());
   if (!kind)
-    return owner;
+    return placement;
   struct Candidate {
     DotOp pairFirst;      // the product's first dot
     bool stacked = false; // one half of a stacked pair
@@ -111,17 +116,11 @@ SmallVector<int> planMmaOperandRings(KernelPlan &plan, ScheduleAttr schedule) {
         plan.roles[llvm::find(ring.consumedBy, true) - ring.consumedBy.begin()];
     if (!reader.runs.contains(use->dot))
       continue;
-    std::optional<DotPair> pair = DotPair::containing(use->dot);
-    if (pair && !(reader.runs.contains(pair->first) && reader.runs.contains(pair->second)))
-      pair.reset();
+    std::optional<DotPair> pair = pairContaining(
+        *kind, use->dot, reader.numWarps, [&](Operation *op) { return reader.runs.contains(op); });
     std::string why;
-    FailureOr<MmaTiling> t = failure();
-    if (pair)
-      t = MmaTiling::get(*kind, *pair, reader.numWarps, why);
-    if (failed(t)) {
-      pair.reset();
-      t = MmaTiling::get(*kind, use->dot, reader.numWarps, why);
-    }
+    FailureOr<MmaTiling> t = pair ? MmaTiling::get(*kind, *pair, reader.numWarps, why)
+                                  : MmaTiling::get(*kind, use->dot, reader.numWarps, why);
     TileType tile = ring.load.getResult().getType();
     int64_t elemBytes = tile.getElementType().getIntOrFloatBitWidth() / 8;
     auto view = cast<ViewType>(ring.load.getView().getType());
@@ -160,18 +159,15 @@ SmallVector<int> planMmaOperandRings(KernelPlan &plan, ScheduleAttr schedule) {
   for (unsigned i : chosen) {
     const Candidate &c = candidates[i];
     RingPlan &ring = plan.rings[i];
-    ring.mmaOperand = true;
     ring.swizzleBytes = c.swizzle;
     ring.kBlocks = c.kBytes / c.swizzle;
     ring.kBlockStride = c.rows * c.swizzle;
     ring.box.back() = c.swizzle / c.elemBytes;
     ring.stageStride = alignTo(c.rows * c.kBytes, MmaTiling::kAtomAlignment);
-    if (c.second) {
-      owner[i] = partnerOf(i);
-      ring.offset = c.rowStart * c.swizzle;
-    }
+    if (c.second)
+      placement[i] = {(unsigned)partnerOf(i), c.rowStart * c.swizzle};
   }
-  return owner;
+  return placement;
 }
 
 /// The ops `role` must lower so that its own ops can run: operands, the
@@ -389,21 +385,21 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
       return ring.load.emitOpError("fills ring '") << ring.pipeline << "' that no role reads",
              failure();
   }
-  SmallVector<int> stageOwner = planMmaOperandRings(plan, schedule);
+  SmallVector<StagePlacement> placement = planMmaOperandRings(plan, schedule);
   // Stages first (each ring's, or for the second operand of a stacked pair,
   // its rows inside the first's), then the mbarriers.
   int64_t offset = 0;
-  for (RingPlan &ring : plan.rings) {
-    if (&ring - plan.rings.data() != stageOwner[&ring - plan.rings.data()])
+  for (auto [i, ring] : llvm::enumerate(plan.rings)) {
+    if (placement[i].owner != i)
       continue;
-    offset = alignTo(offset, ring.mmaOperand ? MmaTiling::kAtomAlignment : kRingAlignment);
+    offset = alignTo(offset, ring.mmaOperand() ? MmaTiling::kAtomAlignment : kRingAlignment);
     ring.offset = offset;
     offset += ring.depth * ring.stageStride;
   }
   for (auto [i, ring] : llvm::enumerate(plan.rings))
-    if (stageOwner[i] != (int)i) {
-      const RingPlan &first = plan.rings[stageOwner[i]];
-      ring.offset += first.offset; // ring.offset held its rows' start in the stage
+    if (placement[i].owner != i) {
+      const RingPlan &first = plan.rings[placement[i].owner];
+      ring.offset = first.offset + placement[i].rowBytes;
       ring.stageStride = first.stageStride;
     }
   for (RingPlan &ring : plan.rings) {

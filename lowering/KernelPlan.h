@@ -32,14 +32,14 @@ struct RingPlan {
   unsigned issuer = 0;                // role that issues the copies
   int64_t consumerThreads = 0;        // threads that arrive on an empty barrier
   llvm::SmallVector<bool> consumedBy; // per role
-  /// Set when the ring's tile is a tensor-core operand read where it lands:
-  /// the copies write it in the swizzled K-major layout the MMA reads (see
-  /// MmaTiling), `kBlocks` boxes of `swizzleBytes` of every row, K block j
-  /// at j * kBlockStride; its dot releases the stage after the product. The
+  /// Non-zero when the ring's tile is a tensor-core operand read where it
+  /// lands: the copies write it in the swizzled K-major layout the MMA reads
+  /// (see MmaTiling), `kBlocks` boxes of `swizzleBytes` of every row, K block
+  /// j at j * kBlockStride; its dot releases the stage after the product. The
   /// second operand of a stacked pair shares the first's stages, its rows
   /// below the first's (`offset` points at them).
-  bool mmaOperand = false;
   int64_t swizzleBytes = 0, kBlocks = 1, kBlockStride = 0;
+  bool mmaOperand() const { return swizzleBytes != 0; }
 };
 
 struct RolePlan {

@@ -68,13 +68,23 @@ std::optional<DotPair> DotPair::of(tile::DotOp first) {
   return pair;
 }
 
-std::optional<DotPair> DotPair::containing(tile::DotOp dot) {
+std::optional<DotPair> kiln::pairRunning(MmaTiling::Kind kind, tile::DotOp first, int64_t warps,
+                                         function_ref<bool(Operation *)> runs) {
+  std::optional<DotPair> pair = DotPair::of(first);
+  std::string why;
+  if (pair && (!runs(pair->second) || failed(MmaTiling::get(kind, *pair, warps, why))))
+    return std::nullopt;
+  return pair;
+}
+
+std::optional<DotPair> kiln::pairContaining(MmaTiling::Kind kind, tile::DotOp dot, int64_t warps,
+                                            function_ref<bool(Operation *)> runs) {
   Operation *taken = nullptr; // the second of the last pair
   for (Operation &op : *dot->getBlock()) {
     auto first = dyn_cast<tile::DotOp>(op);
-    if (!first || &op == taken)
+    if (!first || &op == taken || !runs(first))
       continue;
-    std::optional<DotPair> pair = of(first);
+    std::optional<DotPair> pair = pairRunning(kind, first, warps, runs);
     if (first == dot || (pair && pair->second == dot))
       return pair;
     if (pair)

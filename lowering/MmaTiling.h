@@ -54,9 +54,6 @@ struct DotPair {
   int64_t offset() const;
   /// The dot pairing with `first` on tensor cores, if any.
   static std::optional<DotPair> of(tile::DotOp first);
-  /// The pair `dot` belongs to, as first or second, taking the dots of its
-  /// block in order as the lowering does (a second pairs with nothing else).
-  static std::optional<DotPair> containing(tile::DotOp dot);
 };
 
 struct MmaTiling {
@@ -149,6 +146,17 @@ struct MmaTiling {
   static mlir::FailureOr<MmaTiling> get(Kind kind, int64_t M, int64_t N, int64_t K, mlir::Type lhs,
                                         mlir::Type rhs, int64_t warps, std::string &why);
 };
+
+/// The pair `first` runs as in a role of `warps` warps that lowers the ops
+/// `runs` accepts: DotPair::of, when the role runs the second too and both
+/// fit one tiling; otherwise `first` runs alone.
+std::optional<DotPair> pairRunning(MmaTiling::Kind kind, tile::DotOp first, int64_t warps,
+                                   llvm::function_ref<bool(mlir::Operation *)> runs);
+/// The pair `dot` runs in, as first or second, taking the dots of its block
+/// that the role runs in order, as the lowering does (a second pairs with
+/// nothing else).
+std::optional<DotPair> pairContaining(MmaTiling::Kind kind, tile::DotOp dot, int64_t warps,
+                                      llvm::function_ref<bool(mlir::Operation *)> runs);
 
 } // namespace kiln
 

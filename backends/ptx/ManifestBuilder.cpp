@@ -58,7 +58,7 @@ bool kiln::buildManifest(tile::KernelOp kernel, KernelManifest &m, std::string &
     for (const RingPlan &ring : plan->rings)
       m.tensorMaps.push_back({(int64_t)ring.viewArg - numDims,
                               std::vector<int64_t>(ring.box.begin(), ring.box.end()),
-                              ring.mmaOperand ? ring.swizzleBytes : 0});
+                              ring.swizzleBytes});
   }
   if (auto consts = kernel->getAttrOfType<DictionaryAttr>("tile.consts"))
     for (NamedAttribute c : consts)
