@@ -187,6 +187,9 @@ class KilnKernel:
         key = tuple(sorted(dims.items()))
         if key not in self._scratch:
             tensors = []
+            dims = dict(dims)
+            for a in self.m.get("aligned_dims", []):  # `dim TP = align(T, 4)`
+                dims[a["name"]] = -(-dims[a["of"]] // a["multiple"]) * a["multiple"]
             for s in self.m["scratch"]:
                 shape = [dims[d] if isinstance(d, str) else d for d in s["shape"]]
                 t = torch.empty(shape, dtype=_DTYPES[s["dtype"]], device="cuda")

@@ -1,10 +1,30 @@
 //===- KernelWalk.cpp - pieces every tile-kernel lowering shares ----------===//
 #include "lowering/KernelWalk.h"
+#include "dsl/schedule/Target.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
 using namespace mlir;
 using namespace kiln;
+
+bool kiln::roundsMatrixOperands(Operation *root) {
+  auto narrow = [](mlir::Value v) {
+    return cast<tile::TileType>(v.getType()).getElementType().getIntOrFloatBitWidth() < 32;
+  };
+  bool rounds = false;
+  root->walk([&](tile::DotOp dot) {
+    auto kernel = dot->getParentOfType<tile::KernelOp>();
+    auto schedule = kernel ? kernel.getScheduleAttr() : nullptr;
+    const TargetDesc *target = schedule ? lookupTarget(schedule.getTarget().str()) : nullptr;
+    const MmaKind *mma = target ? target->mma(schedule.getMma().str()) : nullptr;
+    if ((mma && mma->tensorCores) || narrow(dot.getLhs()) || narrow(dot.getRhs())) {
+      rounds = true;
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return rounds;
+}
 
 SmallVector<int64_t> kiln::launchOrder(tile::ProgramIdsOp op) {
   if (auto attr = op->getAttrOfType<DenseI64ArrayAttr>("order"))

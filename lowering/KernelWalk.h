@@ -14,6 +14,11 @@
 
 namespace kiln {
 
+/// Whether a matrix product under `root` rounds its operands below f32:
+/// operands of 16-bit floats, or a schedule multiplying on tensor cores
+/// (tf32 / bf16). Results then meet the spec's looser tolerances.
+bool roundsMatrixOperands(mlir::Operation *root);
+
 /// Grid axes in launch order, fastest first: tile-apply-schedule's `order`,
 /// or the declaration order when no schedule set one.
 llvm::SmallVector<int64_t> launchOrder(tile::ProgramIdsOp op);

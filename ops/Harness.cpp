@@ -28,8 +28,8 @@ const OpHarness *kiln::findHarness(const std::string &kernel) {
 }
 
 void OpHarness::completeConfig(RunConfig &cfg, const std::map<std::string, int64_t> &constants,
-                               const std::string &mma) const {
-  cfg.tensorCoreOperands = mma == "wgmma" || mma == "tcgen05";
+                               bool roundedOperands) const {
+  cfg.roundedOperands = roundedOperands;
   for (auto &[k, v] : constants)
     cfg.constants[k] = v;
   for (auto &[k, v] : defaultDims)

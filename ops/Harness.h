@@ -25,9 +25,10 @@ struct RunConfig {
   double skipFraction = 0.0;    // share of requests with a negative slot index
   std::vector<int64_t> seqLens; // prefill: lengths of the packed sequences (default per op)
   bool initialState = true;     // prefill: start from a random state, or from zeros
-  /// The kernel multiplies on tensor cores with bf16 / tf32 operands: the
-  /// spec's looser tolerance for float32 state applies.
-  bool tensorCoreOperands = false;
+  /// The kernel's matrix products round their operands below f32 (tensor
+  /// cores' tf32 / bf16, or 16-bit operands of the op's own): the spec's
+  /// looser tolerance for float32 state applies.
+  bool roundedOperands = false;
 };
 
 struct CheckResult {
@@ -52,11 +53,11 @@ struct OpHarness {
       run;
 
   /// Fills in what a caller's config leaves out: this op's default dims, the
-  /// consts the kernel was compiled with (they override), and whether the
-  /// kernel's matrix instruction `mma` (a GPU build's; "" on the CPU)
-  /// rounds operands for tensor cores.
+  /// consts the kernel was compiled with (they override), and whether its
+  /// matrix products round their operands (roundsMatrixOperands, or the
+  /// manifest's `rounded_operands`).
   void completeConfig(RunConfig &cfg, const std::map<std::string, int64_t> &constants,
-                      const std::string &mma = "") const;
+                      bool roundedOperands) const;
 };
 
 const OpHarness *findHarness(const std::string &kernel);

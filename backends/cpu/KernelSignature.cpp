@@ -2,6 +2,8 @@
 #include "backends/cpu/KernelSignature.h"
 #include "dsl/TileDialect.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
 using namespace mlir;
 using namespace kiln;
 
@@ -67,10 +69,29 @@ OpPlan kiln::planOf(tile::HostOp op) {
   DenseMap<Value, int64_t> index; // op parameter i, or scratch -1 - i
   for (unsigned i = numDims; i < body.getNumArguments(); ++i)
     index[body.getArgument(i)] = i - numDims;
+  auto names = op.getDimNames().getAsValueRange<StringAttr>();
   for (Operation &o : body) {
     if (auto s = dyn_cast<tile::ScratchOp>(o)) {
       ParamInfo p = viewParam(s.getName().str(), s.getResult().getType());
       p.access = "scratch";
+      // A size that is no dim of the op is an aligned one (see the
+      // language's `dim TP = align(T, 4)`): ceildivui(dim, m) * m.
+      auto sizes = s.getSizes();
+      for (unsigned d = 0, dyn = 0; d < p.sizes.size(); ++d) {
+        if (p.sizes[d] >= 0)
+          continue;
+        Value size = sizes[dyn++];
+        if (isa<BlockArgument>(size) ||
+            llvm::any_of(plan.alignedDims, [&](auto &a) { return a.name == p.dimNames[d]; }))
+          continue;
+        auto mul = size.getDefiningOp<arith::MulIOp>();
+        auto up = mul ? mul.getLhs().getDefiningOp<arith::CeilDivUIOp>() : nullptr;
+        auto m = mul ? mul.getRhs().getDefiningOp<arith::ConstantIndexOp>() : nullptr;
+        auto of = up ? dyn_cast<BlockArgument>(up.getLhs()) : nullptr;
+        if (m && of && of.getOwner() == &body && of.getArgNumber() < numDims)
+          plan.alignedDims.push_back(
+              {p.dimNames[d], (*std::next(names.begin(), of.getArgNumber())).str(), m.value()});
+      }
       index[s.getResult()] = -1 - (int64_t)plan.scratch.size();
       plan.scratch.push_back(p);
     } else if (auto l = dyn_cast<tile::LaunchOp>(o)) {

@@ -43,6 +43,7 @@ bool kiln::buildManifest(tile::KernelOp kernel, KernelManifest &m, std::string &
   m.target = schedule ? schedule.getTarget().str() : "";
   m.threads = schedule ? schedule.getWarps() * 32 : 0;
   m.mma = schedule ? schedule.getMma().str() : "";
+  m.roundedOperands = roundsMatrixOperands(kernel);
   m.signature = signatureOf(kernel);
   if (schedule) {
     FailureOr<KernelPlan> plan = KernelPlan::build(kernel);

@@ -30,6 +30,12 @@ struct Value {
     x.number = v;
     return x;
   }
+  static Value flag(bool v) {
+    Value x;
+    x.kind = Bool;
+    x.boolean = v;
+    return x;
+  }
   static Value str(std::string s) {
     Value x;
     x.kind = String;

@@ -15,6 +15,7 @@ Value KernelManifest::toJson() const {
   v.set("op", Value::str(op));
   v.set("schedule", Value::str(schedule));
   v.set("mma", Value::str(mma));
+  v.set("rounded_operands", Value::flag(roundedOperands));
   v.set("threads", Value::num(threads));
   v.set("dynamic_shared_bytes", Value::num(dynamicSharedBytes));
   v.set("grid", Value::arr(grid));
@@ -70,6 +71,8 @@ bool KernelManifest::fromJson(const Value &v, KernelManifest &m, std::string &er
     m.schedule = f->string;
   if ((f = v.get("mma")) && f->kind == Value::String)
     m.mma = f->string;
+  if ((f = v.get("rounded_operands")) && f->kind == Value::Bool)
+    m.roundedOperands = f->boolean;
   if (!need(f = v.get("threads"), Value::Number, "threads"))
     return false;
   m.threads = f->asInt();

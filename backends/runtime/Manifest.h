@@ -34,7 +34,11 @@ struct KernelManifest {
   std::string image;        // file of the cubin (or PTX), relative to the manifest
   std::string op, schedule; // where it came from, for messages
   std::string mma;          // the schedule's matrix instruction (none, simt, wgmma, tcgen05)
-  int64_t threads = 0;      // block size (x)
+  /// A matrix product rounds its operands below f32 (tensor-core tf32 /
+  /// bf16, or 16-bit operands the op itself rounds to): the spec's looser
+  /// state tolerance applies to the results.
+  bool roundedOperands = false;
+  int64_t threads = 0; // block size (x)
   int64_t dynamicSharedBytes = 0;
   /// Grid extents x, y, z as expressions: a number, a dim name, or
   /// [op, lhs, rhs] with op in add, sub, mul, div (floor), ceildiv.

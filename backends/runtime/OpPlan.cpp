@@ -104,6 +104,15 @@ bool kiln::signatureFromJson(const Value &v, KernelSignature &sig, std::string &
 
 Value OpPlan::toJson() const {
   Value v = Value::obj();
+  Value a = Value::arr();
+  for (const AlignedDim &d : alignedDims) {
+    Value q = Value::obj();
+    q.set("name", Value::str(d.name));
+    q.set("of", Value::str(d.of));
+    q.set("multiple", Value::num(d.multiple));
+    a.array.push_back(q);
+  }
+  v.set("aligned_dims", a);
   Value s = Value::arr();
   for (const ParamInfo &p : scratch)
     s.array.push_back(paramToJson(p));
@@ -120,9 +129,31 @@ Value OpPlan::toJson() const {
 }
 
 bool OpPlan::fromJson(const Value &v, OpPlan &out, std::string &error) {
+  const Value *f;
+  if ((f = v.get("aligned_dims"))) {
+    if (!manifestField(f, Value::Array, "aligned_dims", error))
+      return false;
+    for (auto &q : f->array) {
+      AlignedDim d;
+      const Value *g;
+      if (!manifestField(g = q.get("name"), Value::String, "aligned_dims[].name", error))
+        return false;
+      d.name = g->string;
+      if (!manifestField(g = q.get("of"), Value::String, "aligned_dims[].of", error))
+        return false;
+      d.of = g->string;
+      if (!manifestField(g = q.get("multiple"), Value::Number, "aligned_dims[].multiple", error))
+        return false;
+      d.multiple = g->asInt();
+      if (d.multiple <= 0) {
+        error = "manifest field 'aligned_dims[].multiple' must be positive";
+        return false;
+      }
+      out.alignedDims.push_back(d);
+    }
+  }
   if (!paramListFromJson(v, "scratch", out.scratch, error))
     return false;
-  const Value *f;
   if (!manifestField(f = v.get("launches"), Value::Array, "launches", error))
     return false;
   for (auto &q : f->array) {
@@ -161,6 +192,14 @@ bool kiln::runOpPlan(
   std::map<std::string, int64_t> dims;
   if (!bindArguments(plan.signature, args, dims, error))
     return false;
+  for (const OpPlan::AlignedDim &d : plan.alignedDims) {
+    auto of = dims.find(d.of);
+    if (of == dims.end()) {
+      error = "aligned dim '" + d.name + "' rounds up '" + d.of + "', which has no value";
+      return false;
+    }
+    dims[d.name] = (of->second + d.multiple - 1) / d.multiple * d.multiple;
+  }
   std::vector<ArgValue> scratch(plan.scratch.size());
   for (size_t i = 0; i < plan.scratch.size(); ++i) {
     const ParamInfo &s = plan.scratch[i];

@@ -24,8 +24,14 @@ struct OpPlan {
     /// `-1 - index`.
     std::vector<int64_t> args;
   };
-  KernelSignature signature;      // the op's parameters
-  std::vector<ParamInfo> scratch; // access "scratch"; dims are the op's
+  /// `dim name = align(of, multiple)`: `of` rounded up to a multiple.
+  struct AlignedDim {
+    std::string name, of;
+    int64_t multiple = 1;
+  };
+  KernelSignature signature; // the op's parameters
+  std::vector<AlignedDim> alignedDims;
+  std::vector<ParamInfo> scratch; // access "scratch"; dims are the op's or aligned ones
   std::vector<Launch> launches;
 
   bool empty() const { return launches.empty(); }
@@ -36,7 +42,8 @@ struct OpPlan {
 /// Bytes of a scratch tensor for the op's bound dims.
 size_t scratchBytes(const ParamInfo &scratch, const std::map<std::string, int64_t> &dims);
 
-/// Checks `args` against the op's signature, asks `allocate` for every
+/// Checks `args` against the op's signature, binds the aligned dims, asks
+/// `allocate` for every
 /// scratch tensor (its `data` filled in by the callee), then calls `launch`
 /// with each step's index and arguments, in order. Stops at the first
 /// failure with `error` set.

@@ -1728,6 +1728,29 @@ bool Emitter::emitOp(const OpDecl &o, ModuleOp module) {
     dims[dimNames[i]] = entry->getArgument(i);
   for (size_t i = 0; i < o.params.size(); ++i)
     names[o.params[i].name] = {entry->getArgument(dimNames.size() + i), &o.params[i]};
+  // `dim TP = align(T, 4)`: ceildiv(T, 4) * 4, which planOf reads back.
+  for (const AlignedDim &a : o.alignedDims) {
+    if (dims.count(a.name) || constants.count(a.name))
+      return error(a.pos, "dim '" + a.name + "' is declared twice"), false;
+    if (!dims.count(a.of))
+      return error(a.ofPos, "'" + a.of + "' is not a dim of the op's parameters"), false;
+    int64_t multiple = a.multiple.value;
+    if (!a.multiple.name.empty()) {
+      auto c = constants.find(a.multiple.name);
+      if (c == constants.end() || c->second.kind != SVal::Int)
+        return error(a.multiplePos, "'" + a.multiple.name + "' is not an integer const or param"),
+               false;
+      multiple = c->second.i;
+    }
+    if (multiple <= 0)
+      return error(a.multiplePos,
+                   "align's multiple must be positive, is " + std::to_string(multiple)),
+             false;
+    Location l = loc(a.pos);
+    Value m = arith::ConstantIndexOp::create(b, l, multiple);
+    Value up = arith::CeilDivUIOp::create(b, l, dims[a.of], m);
+    dims[a.name] = arith::MulIOp::create(b, l, up, m);
+  }
   for (const Param &p : o.scratch) {
     if (names.count(p.name) || constants.count(p.name))
       return error(p.pos, "'" + p.name + "' is declared twice"), false;

@@ -307,6 +307,30 @@ private:
     while (!isPunct("}")) {
       if (at(Token::End))
         return fail(cur().pos, "expected '}' before end of file"), false;
+      if (isWord("dim")) {
+        AlignedDim d;
+        next();
+        d.pos = cur().pos;
+        if (!ident(d.name, "dim name") || !expect("="))
+          return false;
+        if (!isWord("align"))
+          return fail(cur().pos, "a derived dim is 'align(DIM, MULTIPLE)'"), false;
+        next();
+        if (!expect("("))
+          return false;
+        d.ofPos = cur().pos;
+        if (!ident(d.of, "the dim to align") || !expect(","))
+          return false;
+        d.multiplePos = d.multiple.pos = cur().pos;
+        if (at(Token::Int))
+          d.multiple.value = std::strtoll(next().text.c_str(), nullptr, 10);
+        else if (!ident(d.multiple.name, "a multiple (an integer, const or param)"))
+          return false;
+        if (!expect(")") || !expect(";"))
+          return false;
+        o.alignedDims.push_back(std::move(d));
+        continue;
+      }
       if (isWord("scratch")) {
         Param p;
         next();

@@ -82,7 +82,7 @@ bool runPrefill(const RunConfig &cfg, const Launcher &launch, std::vector<CheckR
     gotO[i] = fromBf16(o[i]);
   checks.push_back(compare("o", gotO, refO, 1e-2));
   checks.push_back(compare("state", std::vector<double>(finalState.begin(), finalState.end()),
-                           refState, cfg.tensorCoreOperands ? 2e-3 : 1e-4));
+                           refState, cfg.roundedOperands ? 2e-3 : 1e-4));
   return true;
 }
 

@@ -237,3 +237,53 @@ TEST_CASE("runOpPlan allocates scratch from the op's dims and launches in order"
   CHECK_FALSE(runOpPlan(plan, args, allocate, launch, error));
   CHECK(error.find("(T) is 4 but 'x' gave T = 3") != std::string::npos);
 }
+
+TEST_CASE("runOpPlan rounds aligned dims up before sizing scratch", "[runtime][op]") {
+  OpPlan plan;
+  plan.signature.name = "padded";
+  plan.signature.runtimeDims = {"T"};
+  ParamInfo x;
+  x.name = "x";
+  x.isView = true;
+  x.access = "in";
+  x.sizes = {-1};
+  x.dimNames = {"T"};
+  ParamInfo tmp;
+  tmp.name = "tmp";
+  tmp.isView = true;
+  tmp.access = "scratch";
+  tmp.sizes = {2, -1};
+  tmp.dimNames = {"", "TP"};
+  plan.signature.params = {x};
+  plan.alignedDims = {{"TP", "T", 4}};
+  plan.scratch = {tmp};
+  plan.launches = {{"k", {0, -1}}};
+  // The manifest form survives a round trip.
+  OpPlan back;
+  back.signature = plan.signature;
+  std::string error;
+  REQUIRE(OpPlan::fromJson(plan.toJson(), back, error));
+  REQUIRE(back.alignedDims.size() == 1);
+  CHECK(back.alignedDims[0].name == "TP");
+  CHECK(back.alignedDims[0].of == "T");
+  CHECK(back.alignedDims[0].multiple == 4);
+  for (int64_t t : {1, 4, 5, 63}) {
+    std::vector<float> xs(t), scratch;
+    std::vector<ArgValue> args = {ArgValue::tensor(xs.data(), {t}, DType::F32)};
+    auto allocate = [&](const ParamInfo &, size_t bytes, ArgValue &out, std::string &) {
+      CHECK(out.shape == std::vector<int64_t>{2, (t + 3) / 4 * 4});
+      CHECK(bytes == size_t(2 * ((t + 3) / 4 * 4) * 4));
+      scratch.resize(bytes / 4);
+      out.data = scratch.data();
+      return true;
+    };
+    auto launch = [&](size_t, const std::vector<ArgValue> &, std::string &) { return true; };
+    REQUIRE(runOpPlan(back, args, allocate, launch, error));
+  }
+  // A bad multiple in a manifest is refused.
+  json::Value bad = plan.toJson();
+  const_cast<json::Value &>(*bad.get("aligned_dims")).array[0].set("multiple", json::Value::num(0));
+  OpPlan refused;
+  CHECK_FALSE(OpPlan::fromJson(bad, refused, error));
+  CHECK(error == "manifest field 'aligned_dims[].multiple' must be positive");
+}

@@ -64,7 +64,7 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "kiln-gpu: error: no golden harness for kernel '%s'\n", m.entry.c_str());
     return 2;
   }
-  harness->completeConfig(cfg, m.consts, m.mma);
+  harness->completeConfig(cfg, m.consts, m.roundedOperands);
   double ms = 0;
   Launcher launch = [&](const std::vector<ArgValue> &args, std::string &err) {
     return kernel->launch(args, err, &ms);

@@ -5,6 +5,7 @@
 #include "backends/runtime/GpuLauncher.h"
 #include "dsl/SourceDiagnostics.h"
 #include "dsl/TileDialect.h"
+#include "lowering/KernelWalk.h"
 
 #include "llvm/Support/Path.h"
 
@@ -150,7 +151,7 @@ int kiln::compareSchedules(const CompareOptions &o) {
     cfg.dims = o.dims;
     cfg.seed = o.seed;
     if (harness)
-      harness->completeConfig(cfg, c.constants);
+      harness->completeConfig(cfg, c.constants, roundsMatrixOperands(*c.module));
     estimate(sig, kernels, cfg.dims, row);
     const TargetDesc &t = *c.schedule.target;
     if (t.bandwidthBytesPerS > 0)

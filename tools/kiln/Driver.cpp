@@ -5,6 +5,7 @@
 #include "backends/ptx/ManifestBuilder.h"
 #include "dsl/SourceDiagnostics.h"
 #include "dsl/TileDialect.h"
+#include "lowering/KernelWalk.h"
 #include "lowering/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -151,9 +152,10 @@ bool kiln::buildForGpu(Compiled &c, bool assemble, GpuBuild &out, llvm::raw_ostr
       m.kernels.push_back(byName.at(l.kernel));
       for (auto &[k, v] : m.kernels.back().consts)
         m.consts[k] = v;
-      // The op's tensor-core tolerance follows any kernel that multiplies on them.
+      // The op's tolerance follows any kernel whose products round operands.
       if (m.mma.empty() || m.mma == "none" || m.mma == "simt")
         m.mma = m.kernels.back().mma;
+      m.roundedOperands |= m.kernels.back().roundedOperands;
     }
     ops[0].erase(); // a launch plan for the runtime, not device code
   }
@@ -216,6 +218,8 @@ bool kiln::runOnCpu(const std::string &tilePath, const std::string &schedulePath
     errs << "kiln: error: no golden harness for kernel '" << kernelName << "'\n";
     return false;
   }
+  // Asked before compiling: the CPU lowering replaces the products.
+  bool rounded = roundsMatrixOperands(*c.module);
   std::string error;
   auto kernel = CpuKernel::compile(*c.module, error);
   if (!kernel) {
@@ -223,7 +227,7 @@ bool kiln::runOnCpu(const std::string &tilePath, const std::string &schedulePath
     return false;
   }
   auto t1 = std::chrono::steady_clock::now();
-  harness->completeConfig(config, c.constants);
+  harness->completeConfig(config, c.constants, rounded);
   double launchMs = 0;
   Launcher launch = [&](const std::vector<ArgValue> &args, std::string &err) {
     auto s = std::chrono::steady_clock::now();

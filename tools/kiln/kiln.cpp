@@ -303,7 +303,7 @@ int runOnGpuCommand(const Args &a, RunConfig cfg) {
     llvm::errs() << "kiln: error: no golden harness for kernel '" << build.manifest.entry << "'\n";
     return 2;
   }
-  harness->completeConfig(cfg, c.constants, build.manifest.mma);
+  harness->completeConfig(cfg, c.constants, build.manifest.roundedOperands);
   double ms = 0;
   Launcher launch = [&](const std::vector<ArgValue> &args, std::string &err) {
     return kernel->launch(args, err, &ms);
