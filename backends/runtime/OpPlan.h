@@ -43,10 +43,9 @@ struct OpPlan {
 size_t scratchBytes(const ParamInfo &scratch, const std::map<std::string, int64_t> &dims);
 
 /// Checks `args` against the op's signature, binds the aligned dims, asks
-/// `allocate` for every
-/// scratch tensor (its `data` filled in by the callee), then calls `launch`
-/// with each step's index and arguments, in order. Stops at the first
-/// failure with `error` set.
+/// `allocate` for every scratch tensor (its `data` filled in by the
+/// callee), then calls `launch` with each step's index and arguments, in
+/// order. Stops at the first failure with `error` set.
 bool runOpPlan(
     const OpPlan &plan, const std::vector<ArgValue> &args,
     const std::function<bool(const ParamInfo &, size_t bytes, ArgValue &, std::string &)> &allocate,

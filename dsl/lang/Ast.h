@@ -105,17 +105,17 @@ struct Launch {
   std::vector<std::pair<std::string, SrcPos>> args;
 };
 
-/// `op name(params) { scratch x: f32[T, K]; k1(...); k2(...); }`: kernels
-/// launched in order on the op's tensors and scratch tensors it allocates.
 /// `dim TP = align(T, 4);` in an op: T rounded up to a multiple of 4, a
 /// dim for scratch tensors whose rows must start on 16 bytes (TMA strides).
 struct AlignedDim {
   SrcPos pos;
   std::string name, of;
-  SrcPos ofPos, multiplePos;
-  Dim multiple; // an integer or a const / param name
+  SrcPos ofPos;
+  Dim multiple; // an integer or a const / param name, and where it is written
 };
 
+/// `op name(params) { scratch x: f32[T, K]; k1(...); k2(...); }`: kernels
+/// launched in order on the op's tensors and scratch tensors it allocates.
 struct OpDecl {
   SrcPos pos;
   std::string name;

@@ -1738,12 +1738,12 @@ bool Emitter::emitOp(const OpDecl &o, ModuleOp module) {
     if (!a.multiple.name.empty()) {
       auto c = constants.find(a.multiple.name);
       if (c == constants.end() || c->second.kind != SVal::Int)
-        return error(a.multiplePos, "'" + a.multiple.name + "' is not an integer const or param"),
+        return error(a.multiple.pos, "'" + a.multiple.name + "' is not an integer const or param"),
                false;
       multiple = c->second.i;
     }
     if (multiple <= 0)
-      return error(a.multiplePos,
+      return error(a.multiple.pos,
                    "align's multiple must be positive, is " + std::to_string(multiple)),
              false;
     Location l = loc(a.pos);

@@ -321,7 +321,7 @@ private:
         d.ofPos = cur().pos;
         if (!ident(d.of, "the dim to align") || !expect(","))
           return false;
-        d.multiplePos = d.multiple.pos = cur().pos;
+        d.multiple.pos = cur().pos;
         if (at(Token::Int))
           d.multiple.value = std::strtoll(next().text.c_str(), nullptr, 10);
         else if (!ident(d.multiple.name, "a multiple (an integer, const or param)"))
