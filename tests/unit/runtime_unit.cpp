@@ -280,6 +280,15 @@ TEST_CASE("runOpPlan rounds aligned dims up before sizing scratch", "[runtime][o
     auto launch = [&](size_t, const std::vector<ArgValue> &, std::string &) { return true; };
     REQUIRE(runOpPlan(back, args, allocate, launch, error));
   }
+  // A plan that rounds up a dim the op does not have says so.
+  OpPlan unbound = back;
+  unbound.alignedDims[0].of = "Q";
+  std::vector<float> one(1);
+  CHECK_FALSE(runOpPlan(
+      unbound, {ArgValue::tensor(one.data(), {1}, DType::F32)},
+      [](const ParamInfo &, size_t, ArgValue &, std::string &) { return true; },
+      [](size_t, const std::vector<ArgValue> &, std::string &) { return true; }, error));
+  CHECK(error == "aligned dim 'TP' rounds up 'Q', which has no value");
   // A bad multiple in a manifest is refused.
   json::Value bad = plan.toJson();
   const_cast<json::Value &>(*bad.get("aligned_dims")).array[0].set("multiple", json::Value::num(0));
