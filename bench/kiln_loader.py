@@ -76,6 +76,11 @@ def _bind(params, name, args):
         base, plus = dim.split("+")
         if dims.setdefault(base, dims[dim] - int(plus)) + int(plus) != dims[dim]:
             raise ValueError(f"{name}: {dim} = {dims[dim]} but {base} = {dims[base]}")
+    # Kernels divide dims in 32 bits (tile-narrow-index-division).
+    for dim, value in dims.items():
+        if value > 2**31 - 1:
+            raise ValueError(f"{name}: dim {dim} = {value} exceeds 2^31 - 1, "
+                             "the largest a GPU kernel divides in 32 bits")
     return dims
 
 

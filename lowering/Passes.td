@@ -31,6 +31,74 @@ def TileApplySchedule : Pass<"tile-apply-schedule", "::mlir::ModuleOp"> {
   }];
 }
 
+def TileHoistLoads : Pass<"tile-hoist-loads", "::mlir::ModuleOp"> {
+  let summary = "Issue every global load as early as its operands allow";
+  let description = [{
+    Moves each `tile.load` up its block to just below the last op it needs:
+    the definition of an operand (its address arithmetic, scalars and
+    indices made by pure ops, moves up with it first), an op that may store
+    into the same view (views are distinct kernel arguments, `noalias`), or
+    a load written before it, so that a block issues its loads in source
+    order. A kernel then starts all the loads of a block together instead
+    of one round trip to memory after each piece of work that precedes a
+    load in the source: on a GPU, a decode step's state load no longer
+    waits for the norms of q and k, nor a gate's load for a reduction.
+    Loads never leave their block: one under `scf.if` may be valid only
+    when its condition holds (points are not masked), and one in a loop
+    body reads that iteration's window.
+
+    Before:
+    ```mlir
+    %q = tile.load %qv[%n, %c0] window [1, 128] keep [1] : ... -> <128xf32>
+    %s = tile.reduce sum %q axis 0 : <128xf32> -> <f32>
+    %i = tile.to_index %slot : <i32>
+    %S = tile.load %state[%i, %c0] window [1, 128] keep [1] : ... -> <128xf32>
+    ```
+    After:
+    ```mlir
+    %q = tile.load %qv[%n, %c0] window [1, 128] keep [1] : ... -> <128xf32>
+    %i = tile.to_index %slot : <i32>
+    %S = tile.load %state[%i, %c0] window [1, 128] keep [1] : ... -> <128xf32>
+    %s = tile.reduce sum %q axis 0 : <128xf32> -> <f32>
+    ```
+  }];
+}
+
+def TileNarrowIndexDivision : Pass<"tile-narrow-index-division", "::mlir::ModuleOp"> {
+  let summary = "Divide runtime dims and grid coordinates in 32 bits";
+  let description = [{
+    Index arithmetic lowers to 64-bit integers on the GPU, where a 64-bit
+    division or remainder is a long routine (a call, with register saves
+    in local memory where ptxas inlines it under pressure). The GPU runtime
+    rejects every dim of 2^31 or more, and a grid coordinate is below its
+    extent, so a quotient or remainder of dims, grid coordinates,
+    non-negative constants under 2^31, and quotients, remainders, minima
+    and maxima of those, fits in 32 bits. Each such `divsi` / `divui` /
+    `ceildivsi` / `ceildivui` / `remsi` / `remui` on `index` becomes the
+    unsigned i32 op between `index_castui`s (both operands are
+    non-negative, so the signed forms equal the unsigned ones). Products
+    and sums of dims may exceed 2^31 and stay 64-bit. GPU pipeline only.
+
+    Before (GVA: the key head of value head `hv`):
+    ```mlir
+    %ids:2 = tile.program_ids ["n", "hv"](%B, %HV) : index, index
+    %g = arith.divsi %HV, %H : index
+    %h = arith.divsi %ids#1, %g : index
+    ```
+    After:
+    ```mlir
+    %0 = arith.index_castui %HV : index to i32
+    %1 = arith.index_castui %H : index to i32
+    %2 = arith.divui %0, %1 : i32
+    %g = arith.index_castui %2 : i32 to index
+    %3 = arith.index_castui %ids#1 : index to i32
+    %4 = arith.index_castui %g : index to i32
+    %5 = arith.divui %3, %4 : i32
+    %h = arith.index_castui %5 : i32 to index
+    ```
+  }];
+}
+
 def ConvertTileToSCF : Pass<"convert-tile-to-scf", "::mlir::ModuleOp"> {
   let summary = "Lower tile kernels to scf loops over memref buffers (the CPU path)";
   let description = [{

@@ -9,6 +9,7 @@
 void kiln::buildCpuToLLVMPipeline(mlir::OpPassManager &pm) {
   using namespace mlir;
   pm.addPass(createTileApplySchedule());
+  pm.addPass(createTileHoistLoads());
   pm.addPass(createConvertTileToSCF());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -28,6 +29,8 @@ void kiln::buildCpuToLLVMPipeline(mlir::OpPassManager &pm) {
 void kiln::buildNvvmPipeline(mlir::OpPassManager &pm) {
   using namespace mlir;
   pm.addPass(createTileApplySchedule());
+  pm.addPass(createTileHoistLoads());
+  pm.addPass(createTileNarrowIndexDivision());
   pm.addPass(createTileAssignLayouts());
   pm.addPass(createConvertTileToNVVM());
   pm.addPass(createCanonicalizerPass());

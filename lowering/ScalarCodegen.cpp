@@ -84,13 +84,20 @@ Value kiln::scalarBinary(OpBuilder &nb, Location l, Operation *op, Value x, Valu
 namespace {
 /// f32 special functions on the GPU's approximate units: ex2 and lg2 with
 /// the base change folded into one multiply, as fast GPU kernels do.
-Value nvvmIntrinsic(OpBuilder &b, Location l, const char *name, Value x) {
-  return LLVM::CallIntrinsicOp::create(b, l, x.getType(), b.getStringAttr(name), ValueRange{x})
+Value nvvmIntrinsic(OpBuilder &b, Location l, const char *name, ValueRange args) {
+  return LLVM::CallIntrinsicOp::create(b, l, args[0].getType(), b.getStringAttr(name), args)
       .getResult(0);
 }
 Value fastExp(OpBuilder &b, Location l, Value x) {
   Value log2e = scalarConstant(b, l, x.getType(), 1.4426950408889634);
-  return nvvmIntrinsic(b, l, "llvm.nvvm.ex2.approx.ftz.f32", arith::MulFOp::create(b, l, x, log2e));
+  Value scaled = arith::MulFOp::create(b, l, x, log2e);
+  return nvvmIntrinsic(b, l, "llvm.nvvm.ex2.approx.ftz.f32", scaled);
+}
+/// x / y to 2 ulp over the full range (div.full.f32): the IEEE division's
+/// slow path is a branch, which splits the block and pins every load after
+/// it there.
+Value fastDiv(OpBuilder &b, Location l, Value x, Value y) {
+  return nvvmIntrinsic(b, l, "llvm.nvvm.div.full", {x, y});
 }
 Value fastLog(OpBuilder &b, Location l, Value x) {
   Value ln2 = scalarConstant(b, l, x.getType(), 0.6931471805599453);
@@ -115,8 +122,7 @@ Value kiln::scalarUnary(OpBuilder &nb, Location l, Operation *op, Value x, MathF
               // (Goldberg); where u rounds to 1, log1p(x) = x.
               Value u = arith::AddFOp::create(nb, l, one, y);
               Value um1 = arith::SubFOp::create(nb, l, u, one);
-              Value exact = arith::DivFOp::create(
-                  nb, l, arith::MulFOp::create(nb, l, fastLog(nb, l, u), y), um1);
+              Value exact = fastDiv(nb, l, arith::MulFOp::create(nb, l, fastLog(nb, l, u), y), um1);
               Value isOne = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ, u, one);
               return arith::SelectOp::create(nb, l, isOne, y, exact);
             })
@@ -127,13 +133,12 @@ Value kiln::scalarUnary(OpBuilder &nb, Location l, Operation *op, Value x, MathF
               Value e = fastExp(nb, l, arith::AddFOp::create(nb, l, ax, ax));
               Value two = scalarConstant(nb, l, f32, 2.0);
               Value t = arith::SubFOp::create(
-                  nb, l, one,
-                  arith::DivFOp::create(nb, l, two, arith::AddFOp::create(nb, l, e, one)));
+                  nb, l, one, fastDiv(nb, l, two, arith::AddFOp::create(nb, l, e, one)));
               return math::CopySignOp::create(nb, l, t, y);
             })
             .Case([&](SigmoidOp) -> Value {
               Value e = fastExp(nb, l, arith::NegFOp::create(nb, l, y));
-              return arith::DivFOp::create(nb, l, one, arith::AddFOp::create(nb, l, one, e));
+              return fastDiv(nb, l, one, arith::AddFOp::create(nb, l, one, e));
             });
     return scalarCast(nb, l, r, x.getType());
   }

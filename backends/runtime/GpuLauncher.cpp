@@ -89,6 +89,8 @@ bool GpuKernel::launchOnDevice(const KernelManifest &k, cuda::Function function,
   std::map<std::string, int64_t> dims;
   if (!bindArguments(k.signature, args, dims, error))
     return false;
+  if (!dimsFitGpuKernels(dims, error))
+    return false;
   unsigned grid[3] = {1, 1, 1};
   static const int64_t limits[3] = {2147483647, 65535, 65535};
   for (size_t i = 0; i < k.grid.size(); ++i) {

@@ -1,6 +1,8 @@
 //===- Signature.cpp - a kernel's parameters -----------------------------===//
 #include "backends/runtime/Signature.h"
 
+#include <limits>
+
 using namespace kiln;
 
 size_t kiln::dtypeBytes(DType t) {
@@ -127,6 +129,16 @@ bool kiln::bindArguments(const KernelSignature &sig, const std::vector<ArgValue>
   for (const std::string &n : sig.runtimeDims)
     if (!dims.count(n)) {
       error = "no tensor argument fixes the dim '" + n + "'";
+      return false;
+    }
+  return true;
+}
+
+bool kiln::dimsFitGpuKernels(const std::map<std::string, int64_t> &dims, std::string &error) {
+  for (auto &[name, value] : dims)
+    if (value > std::numeric_limits<int32_t>::max()) {
+      error = "dim " + name + " = " + std::to_string(value) +
+              " exceeds 2^31 - 1, the largest a GPU kernel divides in 32 bits";
       return false;
     }
   return true;

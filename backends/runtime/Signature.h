@@ -53,6 +53,11 @@ struct ArgValue {
 bool bindArguments(const KernelSignature &sig, const std::vector<ArgValue> &args,
                    std::map<std::string, int64_t> &dims, std::string &error);
 
+/// Whether every dim is below 2^31, as GPU kernels need: they divide dims
+/// and grid coordinates in 32 bits (tile-narrow-index-division). On a dim
+/// too large returns false with a message naming it.
+bool dimsFitGpuKernels(const std::map<std::string, int64_t> &dims, std::string &error);
+
 } // namespace kiln
 
 #endif

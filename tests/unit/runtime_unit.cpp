@@ -30,6 +30,14 @@ TEST_CASE("grid expressions evaluate over runtime dims", "[runtime]") {
   CHECK(error == "grid uses dim 'HV' that has no value");
 }
 
+TEST_CASE("GPU kernels take dims below 2^31 only", "[runtime]") {
+  std::string error;
+  CHECK(dimsFitGpuKernels({{"T", 2147483647}, {"HV", 32}}, error));
+  CHECK_FALSE(dimsFitGpuKernels({{"HV", 32}, {"T", 2147483648}}, error));
+  CHECK(error ==
+        "dim T = 2147483648 exceeds 2^31 - 1, the largest a GPU kernel divides in 32 bits");
+}
+
 /// GDN decode compiled with one bundled schedule, lowered for its GPU target.
 struct DecodeBuild {
   std::unique_ptr<mlir::MLIRContext> ctx = makeContext();
