@@ -33,13 +33,6 @@ def _empty(x):
     pass
 
 
-def kernel_tag(kern):
-    """A kernel's name in the table: its image's, so that two builds of one
-    schedule (before and after a change) stay apart."""
-    stem = os.path.splitext(os.path.basename(kern.m["image"]))[0]
-    return stem if stem.startswith("decode_") else "decode_" + stem
-
-
 def launch_floor():
     """An empty kernel's time under the same graph-replay timing: the floor
     under any one-kernel decode step."""
@@ -115,7 +108,7 @@ def main():
                 o = torch.full_like(v, float("nan"))
                 kern(q, k, v, a, b, A_log, dt_bias, slots, state, o, scale)
                 torch.cuda.synchronize()
-                tag = kernel_tag(kern)
+                tag = kern.tag
                 if o_ref is not None:
                     row[f"{tag}_vs_fla_o"] = ((o.float() - o_ref.float()).norm() / o_ref.float().norm()).item()
                     row[f"{tag}_vs_fla_state"] = ((state - s_ref).norm() / s_ref.norm()).item()
@@ -128,7 +121,7 @@ def main():
             line += (f'{row["fla_graph_us"]:8.2f} us {bytes_moved / row["fla_graph_us"] / 1e6:6.2f} TB/s'
                      if "fla_graph_us" in row else f'{"FAIL":>24}')
             for kern in kernels:
-                tag = kernel_tag(kern)
+                tag = kern.tag
                 t = row[f"{tag}_graph_us"]
                 ratio = row["fla_graph_us"] / t if "fla_graph_us" in row else float("nan")
                 line += (f" | {tag} {t:8.2f} us {bytes_moved / t / 1e6:5.2f} TB/s "

@@ -169,6 +169,12 @@ class KilnKernel:
         self.path = manifest_path
         with open(manifest_path) as f:
             self.m = json.load(f)
+        # Its name in a bench table: the schedule's, and the image's where
+        # that says more, so two builds of one schedule (before and after
+        # a change) stay apart.
+        schedule = self.m["schedule"].replace(".yaml", "")
+        image = os.path.splitext(os.path.basename(self.m["image"]))[0]
+        self.tag = schedule if image in schedule else f"{schedule}[{image}]"
         image_path = os.path.join(os.path.dirname(os.path.abspath(manifest_path)), self.m["image"])
         with open(image_path, "rb") as f:
             image = f.read()

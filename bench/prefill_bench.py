@@ -109,7 +109,7 @@ def main():
         line = (f"{name:9s} H/HV {H:2d}/{HV:2d} | FLA {row['fla_graph_ms']:7.3f} ms "
                 f"{flops / row['fla_graph_ms'] / 1e9:6.1f} TFLOP/s")
         for kern in kernels:
-            tag = kern.m["schedule"].replace(".yaml", "")
+            tag = kern.tag
             o = torch.full((T, HV, V), float("nan"), device="cuda", dtype=torch.bfloat16)
             hT = torch.full_like(h0, float("nan"))
             call = lambda: kern(q[0], k[0], v[0], a[0], b[0], A_log, dt_bias, cu, h0, hT, o,  # noqa: E731

@@ -30,8 +30,7 @@ bool mayWrite(Operation *op, Value view) {
   WalkResult r = op->walk([&](Operation *inner) {
     if (auto store = dyn_cast<StoreOp>(inner))
       return store.getView() == view ? WalkResult::interrupt() : WalkResult::advance();
-    if (isa<LoadOp>(inner) || inner->hasTrait<OpTrait::HasRecursiveMemoryEffects>() ||
-        isMemoryEffectFree(inner))
+    if (inner->hasTrait<OpTrait::HasRecursiveMemoryEffects>() || isMemoryEffectFree(inner))
       return WalkResult::advance();
     auto effects = dyn_cast<MemoryEffectOpInterface>(inner);
     if (!effects || effects.hasEffect<MemoryEffects::Write>())

@@ -20,6 +20,12 @@ using namespace kiln::tile;
 
 namespace {
 
+/// A quotient or remainder, the ops this pass narrows.
+bool isDivision(Operation *op) {
+  return isa<arith::DivSIOp, arith::DivUIOp, arith::CeilDivSIOp, arith::CeilDivUIOp, arith::RemSIOp,
+             arith::RemUIOp>(op);
+}
+
 /// Whether `v` is known to lie in [0, 2^31): a runtime dim, a grid
 /// coordinate, such a constant, or a quotient, remainder, minimum or
 /// maximum of those.
@@ -31,8 +37,7 @@ bool isSmall(Value v, unsigned numDims) {
     return true;
   if (auto c = dyn_cast<arith::ConstantIndexOp>(def))
     return c.value() >= 0 && c.value() < (int64_t(1) << 31);
-  if (isa<arith::DivSIOp, arith::DivUIOp, arith::CeilDivSIOp, arith::CeilDivUIOp, arith::RemSIOp,
-          arith::RemUIOp, arith::MinSIOp, arith::MinUIOp, arith::MaxSIOp, arith::MaxUIOp>(def))
+  if (isDivision(def) || isa<arith::MinSIOp, arith::MinUIOp, arith::MaxSIOp, arith::MaxUIOp>(def))
     return llvm::all_of(def->getOperands(), [&](Value x) { return isSmall(x, numDims); });
   return false;
 }
@@ -43,9 +48,7 @@ struct TileNarrowIndexDivision : kiln::impl::TileNarrowIndexDivisionBase<TileNar
       unsigned numDims = kernel.getDimNames().size();
       SmallVector<Operation *> divisions;
       kernel.walk([&](Operation *op) {
-        if (isa<arith::DivSIOp, arith::DivUIOp, arith::CeilDivSIOp, arith::CeilDivUIOp,
-                arith::RemSIOp, arith::RemUIOp>(op) &&
-            op->getResult(0).getType().isIndex() &&
+        if (isDivision(op) && op->getResult(0).getType().isIndex() &&
             llvm::all_of(op->getOperands(), [&](Value x) { return isSmall(x, numDims); }))
           divisions.push_back(op);
       });
