@@ -8,8 +8,14 @@ set -euo pipefail
 KILN=${KILN:-build/bin/kiln}
 rm -rf .kiln-out/twins
 mkdir -p .kiln-out/twins/sm_100a .kiln-out/twins/sm_90a .kiln-out/twins/small
+# A one-warp MMA role has no wgmma twin (a warpgroup issues wgmma): its
+# H100 counterpart is a schedule of its own, built by build_prefill_kernels.
 for s in ops/gdn/schedules/prefill_*sm_100a*.yaml; do
   name=$(basename "$s" .yaml)
+  if [[ $name == *_mma ]]; then
+    "$KILN" compile ops/gdn/prefill.tile --schedule "$s" --emit cubin -o ".kiln-out/twins/sm_100a/$name.cubin"
+    continue
+  fi
   "$KILN" compile ops/gdn/prefill.tile --schedule "$s" --emit cubin -o ".kiln-out/twins/sm_100a/$name.cubin"
   "$KILN" compile ops/gdn/prefill.tile --schedule "$s" --retarget sm_90a --emit cubin \
     -o ".kiln-out/twins/sm_90a/${name}_twin.cubin"

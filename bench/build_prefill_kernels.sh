@@ -10,13 +10,15 @@ for s in ops/gdn/schedules/prefill_sm_90a*.yaml ops/gdn/schedules/prefill_split_
   name=$(basename "$s" .yaml)
   "$KILN" compile ops/gdn/prefill.tile --schedule "$s" --emit cubin -o ".kiln-out/prefill/$name.cubin"
 done
-for s in sm_90a_simt sm_90a_wgmma sm_90a_wgmma_tma split_sm_90a_simt split_sm_90a_wgmma split_sm_90a_wgmma_tma; do
+for s in sm_90a_simt sm_90a_wgmma sm_90a_wgmma_tma split_sm_90a_simt split_sm_90a_wgmma split_sm_90a_wgmma_tma \
+  split_sm_90a_mma; do
   "$KILN" compile ops/gdn/prefill.tile --schedule ops/gdn/schedules/prefill_$s.yaml -D K=64 -D V=32 \
     --emit cubin -o .kiln-out/prefill_small/${s}_k64v32.cubin
 done
 # Plain products for bench/gpu_matmul_check.py (the tensor-core lowering on
-# bf16 and on tf32 operands).
-for s in bf16 tf32; do
-  "$KILN" compile tests/gpu/matmul.tile --schedule tests/gpu/matmul_${s}_sm_90a.yaml \
-    --emit cubin -o .kiln-out/matmul/matmul_$s.cubin
+# bf16 operands and on tf32 operands, and the bf16 product issued by an MMA
+# warpgroup).
+for s in bf16_sm_90a tf32_sm_90a bf16_sm_90a_mma; do
+  "$KILN" compile tests/gpu/matmul.tile --schedule tests/gpu/matmul_$s.yaml \
+    --emit cubin -o .kiln-out/matmul/matmul_${s/_sm_90a/}.cubin
 done

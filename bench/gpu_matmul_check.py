@@ -13,6 +13,7 @@ from kiln_loader import KilnKernel
 CASES = [  # manifest, M, N, tolerance (||c - ref|| / ||ref||)
     (".kiln-out/matmul/matmul_bf16.json", 256, 512, 1e-5),
     (".kiln-out/matmul/matmul_tf32.json", 96, 144, 2e-3),
+    (".kiln-out/matmul/matmul_bf16_mma.json", 256, 512, 1e-5),
 ]
 
 

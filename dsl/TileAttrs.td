@@ -8,8 +8,15 @@ include "mlir/IR/EnumAttr.td"
 def Tile_RoleAttr : AttrDef<Tile_Dialect, "Role"> {
   let mnemonic = "role";
   let summary = "a warp role: a named range of warps, its register budget and the ops it runs";
+  let description = [{
+    `ops` names (by op id) the ops the role owns; it also runs whatever they
+    need. A role with `issuesMma` owns no ops: it issues the tensor-core
+    products of the computing role (whose threads stage the operands and
+    read the results), following that role's loops.
+  }];
   let parameters = (ins "::mlir::StringAttr":$name, "int64_t":$firstWarp,
-                        "int64_t":$numWarps, "int64_t":$regs, "::mlir::ArrayAttr":$ops);
+                        "int64_t":$numWarps, "int64_t":$regs, "::mlir::ArrayAttr":$ops,
+                        DefaultValuedParameter<"bool", "false">:$issuesMma);
   let assemblyFormat = "`<` struct(params) `>`";
 }
 

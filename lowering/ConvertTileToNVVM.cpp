@@ -85,9 +85,13 @@ private:
   /// issued and of stages read (i32 allocas; SROA keeps them in registers).
   SmallVector<Value> tensorMaps, issued, consumed;
   Value dynamicSmem; // ptr addrspace(3), base of the rings and mbarriers
-  /// tcgen05: this thread's count of waits on its role's MMA mbarrier (an
-  /// i32 alloca), whose low bit is the phase parity to wait for.
+  /// This thread's count of waits on its role's MMA mbarrier (tcgen05's
+  /// commit, or an issuer's hand-overs; an i32 alloca), whose low bit is the
+  /// phase parity to wait for.
   Value mmaWaits;
+  bool hasIssuer() const {
+    return llvm::any_of(plan.roles, [](const RolePlan &r) { return r.issuesMma; });
+  }
   /// The CTA's tensor-memory address, read from where the allocation wrote
   /// it (a shared load where it is used rather than a register held
   /// through the kernel).
@@ -144,6 +148,12 @@ private:
   int64_t numWarps() { return plan.layoutWarps; }
   Value cI32(int64_t v) { return arith::ConstantIntOp::create(b, loc(), v, 32); }
   bool runs(Operation *op) { return plan.roles[role].runs.contains(op); }
+  /// The role whose staging area, tensor-memory columns and mbarriers the
+  /// current role's products use: the served role's, for an issuer.
+  const RolePlan &productRole() {
+    const RolePlan &rp = plan.roles[role];
+    return rp.issuesMma ? plan.roles[rp.serves] : rp;
+  }
   /// Moves the builder into a new branch that only the role's first thread
   /// runs; callers hold an InsertionGuard to come back out.
   void enterLeaderOnly() {
@@ -168,7 +178,10 @@ private:
   void initShared();
   /// Frees the tensor memory once every thread is done.
   void freeTensorMemory();
-  LogicalResult lowerRole(unsigned r, Block &body, const IRMapping &entryMap);
+  /// Lowers role r's branch; with `setRegs`, it starts with the role's
+  /// setmaxnreg (roles sharing a warpgroup take theirs before they split).
+  LogicalResult lowerRole(unsigned r, Block &body, const IRMapping &entryMap, bool setRegs);
+  void setRoleRegisters(const RolePlan &rp);
 
   /// Layout of a tile value (from its op, or for loop-carried values, from
   /// the value that initialises them).
@@ -232,6 +245,21 @@ private:
   /// tensor-memory columns and commits to the role's mbarrier; the role
   /// waits on it and its warpgroups copy the columns to the result rows.
   void issueTcgen05(const MmaTiling &t, OperandAt a, OperandAt b);
+  /// tcgen05 from the current thread: every item into the product role's
+  /// columns, then a commit that arrives on `done`.
+  void issueTcgen05Items(const MmaTiling &t, OperandAt a, OperandAt b, Value done);
+  /// Waits for the next phase of `barrier`, counting this thread's waits.
+  void waitCounted(Value barrier);
+  /// tcgen05: the role's warpgroups copy the product's columns to the
+  /// result rows at t.dOffset of the staging area.
+  void readTensorMemory(const MmaTiling &t);
+  /// In a role that an issuer serves: hands the staged product over and
+  /// waits until it is done (its result in tensor memory or, for wgmma, in
+  /// the result rows).
+  void handOffProduct(const MmaTiling &t);
+  /// In an issuing role: waits for the served role's operands, then issues
+  /// the product (of `op`, or the pair it starts) and signals it done.
+  LogicalResult issueServedProduct(DotOp op, MmaTiling::Kind kind);
   /// A tensor-core operand as staged: the tile whose registers are written (a
   /// folded transpose's input), whether its last dim is K, its layout, and
   /// the elements of K a thread writes at once.
@@ -337,7 +365,7 @@ Value GpuKernelLowering::rowMajor(ArrayRef<Value> coords, ArrayRef<int64_t> shap
 }
 
 Value GpuKernelLowering::stagingBase(int64_t extraBytes) {
-  return smemAt(cIndex(plan.roles[role].stagingOffset + extraBytes));
+  return smemAt(cIndex(productRole().stagingOffset + extraBytes));
 }
 
 /// Shared memory holds bools as bytes.
@@ -587,6 +615,8 @@ void GpuKernelLowering::stageMmaOperand(Value operand, bool isLhs, const MmaTili
 LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind kind) {
   if (pairedSeconds.contains(op))
     return success(); // its result came with the dot before it
+  if (plan.roles[role].issuesMma)
+    return issueServedProduct(op, kind);
   std::string why;
   int64_t warps = plan.roles[role].numWarps;
   std::optional<DotPair> pair = pairRunning(kind, op, warps, [&](Operation *o) { return runs(o); });
@@ -627,7 +657,9 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
   // generic-proxy stores before them, then wait for every thread's stores.
   NVVM::FenceProxyOp::create(b, loc(), NVVM::ProxyKindAttr::get(ctx, NVVM::ProxyKind::async_shared),
                              NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
-  if (kind == MmaTiling::Kind::Wgmma) {
+  if (plan.roles[role].issuer >= 0) {
+    handOffProduct(t);
+  } else if (kind == MmaTiling::Kind::Wgmma) {
     syncRole();
     issueWgmma(t, a, bAt);
   } else {
@@ -750,59 +782,133 @@ void GpuKernelLowering::issueWgmma(const MmaTiling &t, OperandAt a, OperandAt bA
   }
 }
 
-void GpuKernelLowering::issueTcgen05(const MmaTiling &t, OperandAt a, OperandAt bAt) {
+void GpuKernelLowering::issueTcgen05Items(const MmaTiling &t, OperandAt a, OperandAt bAt,
+                                          Value done) {
   bool aSwizzled = a.swizzled, bSwizzled = bAt.swizzled;
   using Operands = MmaTiling::Operands;
   MLIRContext *ctx = b.getContext();
-  Type f32 = b.getF32Type(), i32 = b.getI32Type();
-  const RolePlan &rp = plan.roles[role];
+  const RolePlan &rp = productRole();
   auto cta1 = NVVM::CTAGroupKindAttr::get(ctx, NVVM::CTAGroupKind::CTA_1);
+  tcgen05Fence(NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
+  auto kind = NVVM::Tcgen05MMAKindAttr::get(
+      ctx, t.operands == Operands::TF32 ? NVVM::Tcgen05MMAKind::TF32 : NVVM::Tcgen05MMAKind::F16);
+  Value idesc = cI32(t.instructionDescriptor());
+  // The K steps run as a loop: one thread issues them, and unrolled, the
+  // hoisted descriptors of every step would hold registers of the role.
+  for (int64_t item = 0; item < t.items(); ++item) {
+    int64_t mTile = item / t.nParts, nPart = item % t.nParts;
+    int64_t aStart = mTile * t.instrM * t.blockBytes(aSwizzled);
+    int64_t bStart = nPart * t.nChunk * t.blockBytes(bSwizzled);
+    Value d = tmemAt(cI32(rp.tmemColumnOffset + item * t.nChunk));
+    auto steps = scf::ForOp::create(b, loc(), cIndex(0), cIndex(t.K / t.kStep), cIndex(1));
+    OpBuilder::InsertionGuard inLoop(b);
+    b.setInsertionPoint(steps.getBody()->getTerminator());
+    Value s = steps.getInductionVar();
+    // linearOffset of K step s: whole K blocks, then bytes into one.
+    auto stepOffset = [&](int64_t start, int64_t rows, bool swizzled) {
+      int64_t block = t.blockBytes(swizzled);
+      Value kByte = mul(s, cIndex(32));
+      return add(cIndex(start), add(mul(arith::DivUIOp::create(b, loc(), kByte, cIndex(block)),
+                                        cIndex(rows * block)),
+                                    arith::RemUIOp::create(b, loc(), kByte, cIndex(block))));
+    };
+    Value accumulate = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ne, s, cIndex(0));
+    NVVM::Tcgen05MMAOp::create(
+        b, loc(), kind, cta1, NVVM::Tcgen05MMACollectorOpAttr(), UnitAttr(), d,
+        operandDescriptor(t, a, stepOffset(aStart, t.rowsA, aSwizzled), t.rowsA),
+        operandDescriptor(t, bAt, stepOffset(bStart, t.rowsB, bSwizzled), t.rowsB), idesc,
+        accumulate, Value(), Value());
+  }
+  // Arrives on the barrier once every product above has finished.
+  NVVM::Tcgen05CommitOp::create(b, loc(), done, Value(), cta1);
+}
+
+void GpuKernelLowering::waitCounted(Value barrier) {
+  Type i32 = b.getI32Type();
+  Value waits = LLVM::LoadOp::create(b, loc(), i32, mmaWaits);
+  waitBarrier(barrier, arith::AndIOp::create(b, loc(), waits, cI32(1)));
+  LLVM::StoreOp::create(b, loc(), arith::AddIOp::create(b, loc(), waits, cI32(1)), mmaWaits);
+}
+
+void GpuKernelLowering::issueTcgen05(const MmaTiling &t, OperandAt a, OperandAt bAt) {
   // The last products' columns were read (tcgen05.wait::ld) before the
   // barrier; the fences order those reads before the MMAs that overwrite them.
   tcgen05Fence(NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
   syncRole();
-  Value barrier = smemAt(cIndex(rp.mmaBarrierOffset));
+  Value barrier = smemAt(cIndex(productRole().mmaBarrierOffset));
   {
     OpBuilder::InsertionGuard guard(b);
     enterLeaderOnly();
-    tcgen05Fence(NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
-    auto kind = NVVM::Tcgen05MMAKindAttr::get(
-        ctx, t.operands == Operands::TF32 ? NVVM::Tcgen05MMAKind::TF32 : NVVM::Tcgen05MMAKind::F16);
-    Value idesc = cI32(t.instructionDescriptor());
-    // The K steps run as a loop: one thread issues them, and unrolled, the
-    // hoisted descriptors of every step would hold registers of the role.
-    for (int64_t item = 0; item < t.items(); ++item) {
-      int64_t mTile = item / t.nParts, nPart = item % t.nParts;
-      int64_t aStart = mTile * t.instrM * t.blockBytes(aSwizzled);
-      int64_t bStart = nPart * t.nChunk * t.blockBytes(bSwizzled);
-      Value d = tmemAt(cI32(rp.tmemColumnOffset + item * t.nChunk));
-      auto steps = scf::ForOp::create(b, loc(), cIndex(0), cIndex(t.K / t.kStep), cIndex(1));
-      OpBuilder::InsertionGuard inLoop(b);
-      b.setInsertionPoint(steps.getBody()->getTerminator());
-      Value s = steps.getInductionVar();
-      // linearOffset of K step s: whole K blocks, then bytes into one.
-      auto stepOffset = [&](int64_t start, int64_t rows, bool swizzled) {
-        int64_t block = t.blockBytes(swizzled);
-        Value kByte = mul(s, cIndex(32));
-        return add(cIndex(start), add(mul(arith::DivUIOp::create(b, loc(), kByte, cIndex(block)),
-                                          cIndex(rows * block)),
-                                      arith::RemUIOp::create(b, loc(), kByte, cIndex(block))));
-      };
-      Value accumulate = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ne, s, cIndex(0));
-      NVVM::Tcgen05MMAOp::create(
-          b, loc(), kind, cta1, NVVM::Tcgen05MMACollectorOpAttr(), UnitAttr(), d,
-          operandDescriptor(t, a, stepOffset(aStart, t.rowsA, aSwizzled), t.rowsA),
-          operandDescriptor(t, bAt, stepOffset(bStart, t.rowsB, bSwizzled), t.rowsB), idesc,
-          accumulate, Value(), Value());
-    }
-    // Arrives on the barrier once every product above has finished.
-    NVVM::Tcgen05CommitOp::create(b, loc(), barrier, Value(), cta1);
+    issueTcgen05Items(t, a, bAt, barrier);
   }
-  Value waits = LLVM::LoadOp::create(b, loc(), i32, mmaWaits);
-  waitBarrier(barrier, arith::AndIOp::create(b, loc(), waits, cI32(1)));
-  LLVM::StoreOp::create(b, loc(), arith::AddIOp::create(b, loc(), waits, cI32(1)), mmaWaits);
+  waitCounted(barrier);
   tcgen05Fence(NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
+  readTensorMemory(t);
+}
 
+void GpuKernelLowering::handOffProduct(const MmaTiling &t) {
+  const RolePlan &rp = plan.roles[role];
+  bool tcgen05 = t.kind == MmaTiling::Kind::Tcgen05;
+  // Every thread's staging stores (and, for tcgen05, its reads of the last
+  // product's columns) are ordered before the issuer's MMAs by the arrive.
+  if (tcgen05)
+    tcgen05Fence(NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
+  NVVM::MBarrierArriveOp::create(b, loc(), Type(), smemAt(cIndex(rp.mmaReadyOffset)), Value());
+  waitCounted(smemAt(cIndex(rp.mmaBarrierOffset)));
+  if (!tcgen05)
+    return; // the issuing warpgroup wrote the result rows
+  tcgen05Fence(NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
+  readTensorMemory(t);
+}
+
+LogicalResult GpuKernelLowering::issueServedProduct(DotOp op, MmaTiling::Kind kind) {
+  const RolePlan &rp = plan.roles[role], &served = plan.roles[rp.serves];
+  // wgmma's items are dealt to the issuing warpgroup; tcgen05 plans as the
+  // served role does (its warps read the columns back).
+  int64_t warps = kind == MmaTiling::Kind::Wgmma ? rp.numWarps : served.numWarps;
+  std::optional<DotPair> pair = pairRunning(kind, op, warps, [&](Operation *o) { return runs(o); });
+  std::string why;
+  FailureOr<MmaTiling> tiling =
+      pair ? MmaTiling::get(kind, *pair, warps, why) : MmaTiling::get(kind, op, warps, why);
+  if (failed(tiling))
+    return op.emitOpError("under 'mma: ") << schedule.getMma().getValue() << "' " << why;
+  const MmaTiling &t = *tiling;
+  if (pair)
+    pairedSeconds.insert(pair->second);
+  // Where the operands are: a ring stage, or the served role's staging
+  // area, swizzled as the served role chose.
+  Value extra = !pair ? Value() : pair->sharesRhs ? pair->second.getLhs() : pair->second.getRhs();
+  auto inRing = [&](Value operand) -> const RingOperand * {
+    auto it = ringOperands.find(stagedTile(operand).first);
+    return it == ringOperands.end() ? nullptr : &it->second;
+  };
+  const RingOperand *aRing = inRing(op.getLhs()), *bRing = inRing(op.getRhs());
+  bool aSwizzled = aRing || swizzlePays(op.getLhs(), /*isLhs=*/true, t);
+  bool bSwizzled = bRing || swizzlePays(op.getRhs(), /*isLhs=*/false, t);
+  if (extra && !inRing(extra)) {
+    bool &half = pair->sharesRhs ? aSwizzled : bSwizzled;
+    half = half && swizzlePays(extra, pair->sharesRhs, t);
+  }
+  OperandAt a{aRing ? aRing->base : stagingBase(t.aOffset), aSwizzled};
+  OperandAt bAt{bRing ? bRing->base : stagingBase(t.bOffset), bSwizzled};
+  waitCounted(smemAt(cIndex(served.mmaReadyOffset)));
+  Value done = smemAt(cIndex(served.mmaBarrierOffset));
+  if (kind == MmaTiling::Kind::Wgmma) {
+    issueWgmma(t, a, bAt);
+    // Each thread's result stores are ordered before its arrive.
+    NVVM::MBarrierArriveOp::create(b, loc(), Type(), done, Value());
+    return success();
+  }
+  OpBuilder::InsertionGuard guard(b);
+  enterLeaderOnly();
+  issueTcgen05Items(t, a, bAt, done);
+  return success();
+}
+
+void GpuKernelLowering::readTensorMemory(const MmaTiling &t) {
+  MLIRContext *ctx = b.getContext();
+  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  const RolePlan &rp = productRole();
   // Each warp reaches the lanes of its quarter (its warp index in the CTA
   // mod 4): 32 rows of a 128-row product, or 16 (lanes 0-15 of the quarter)
   // of a 64-row one. The role's warpgroups take blocks of columns in turn.
@@ -1478,6 +1584,15 @@ LogicalResult GpuKernelLowering::lowerRingLoad(const RingPlan &ring, LoadOp load
     }
     bumpCounter(issued[index]);
   }
+  // An issuer reads in place the stages of tensor-core operands, after
+  // their copies land (the served role releases them); nothing else.
+  if (plan.roles[role].issuesMma && ring.mmaOperand()) {
+    auto [stage, parity] = ringPosition(ring, consumed[index]);
+    waitBarrier(ringBarrier(ring, stage), parity);
+    ringOperands[load.getResult()] = {&ring, stage, ringStage(ring, stage)};
+    bumpCounter(consumed[index]);
+    return success();
+  }
   if (!ring.consumedBy[role])
     return success();
   auto [stage, parity] = ringPosition(ring, consumed[index]);
@@ -1533,8 +1648,9 @@ LogicalResult GpuKernelLowering::lowerRingLoad(const RingPlan &ring, LoadOp load
 }
 
 void GpuKernelLowering::initShared() {
-  // Roles with MMA barriers are those with tensor-memory columns.
-  if (plan.rings.empty() && !plan.tmemColumns)
+  // Roles with MMA barriers are those with tensor-memory columns or an
+  // issuer.
+  if (plan.rings.empty() && !plan.tmemColumns && !hasIssuer())
     return;
   MLIRContext *ctx = b.getContext();
   auto cta1 = NVVM::CTAGroupKindAttr::get(ctx, NVVM::CTAGroupKind::CTA_1);
@@ -1558,11 +1674,21 @@ void GpuKernelLowering::initShared() {
         NVVM::MBarrierInitOp::create(b, loc(), ringBarrier(ring, cIndex(ring.depth + s)),
                                      cI32(ring.consumerThreads), Value());
       }
-    // A role's MMA barrier completes a phase when tcgen05.commit arrives.
-    for (const RolePlan &r : plan.roles)
-      if (r.mmaBarrierOffset >= 0)
-        NVVM::MBarrierInitOp::create(b, loc(), smemAt(cIndex(r.mmaBarrierOffset)), cI32(1),
+    // A role's MMA barrier completes a phase when tcgen05.commit arrives,
+    // or when every thread of a wgmma issuer has written the result; its
+    // ready barrier when every one of its threads has staged.
+    for (const RolePlan &r : plan.roles) {
+      if (r.mmaBarrierOffset >= 0) {
+        int64_t arrivals = 1;
+        if (r.issuer >= 0 && MmaTiling::kindOf(schedule.getMma()) == MmaTiling::Kind::Wgmma)
+          arrivals = plan.roles[r.issuer].numWarps * 32;
+        NVVM::MBarrierInitOp::create(b, loc(), smemAt(cIndex(r.mmaBarrierOffset)), cI32(arrivals),
                                      Value());
+      }
+      if (r.mmaReadyOffset >= 0)
+        NVVM::MBarrierInitOp::create(b, loc(), smemAt(cIndex(r.mmaReadyOffset)),
+                                     cI32(r.numWarps * 32), Value());
+    }
     // Makes the initialised barriers visible to the copy engine.
     NVVM::FenceMbarrierInitOp::create(b, loc());
   }
@@ -1588,7 +1714,16 @@ void GpuKernelLowering::freeTensorMemory() {
       NVVM::CTAGroupKindAttr::get(b.getContext(), NVVM::CTAGroupKind::CTA_1));
 }
 
-LogicalResult GpuKernelLowering::lowerRole(unsigned r, Block &body, const IRMapping &entryMap) {
+void GpuKernelLowering::setRoleRegisters(const RolePlan &rp) {
+  if (plan.reallocRegs && rp.regs != plan.launchRegs)
+    NVVM::SetMaxRegisterOp::create(b, loc(), rp.regs,
+                                   rp.regs > plan.launchRegs
+                                       ? NVVM::SetMaxRegisterAction::increase
+                                       : NVVM::SetMaxRegisterAction::decrease);
+}
+
+LogicalResult GpuKernelLowering::lowerRole(unsigned r, Block &body, const IRMapping &entryMap,
+                                           bool setRegs) {
   role = r;
   const RolePlan &rp = plan.roles[r];
   map = entryMap;
@@ -1597,11 +1732,8 @@ LogicalResult GpuKernelLowering::lowerRole(unsigned r, Block &body, const IRMapp
   lane = arith::RemUIOp::create(b, loc(), tid, cIndex(32));
   warp =
       rp.firstWarp ? arith::SubIOp::create(b, loc(), warpInCta, cIndex(rp.firstWarp)) : warpInCta;
-  if (plan.reallocRegs && rp.regs != plan.launchRegs)
-    NVVM::SetMaxRegisterOp::create(b, loc(), rp.regs,
-                                   rp.regs > plan.launchRegs
-                                       ? NVVM::SetMaxRegisterAction::increase
-                                       : NVVM::SetMaxRegisterAction::decrease);
+  if (setRegs)
+    setRoleRegisters(rp);
   OpBuilder::InsertionGuard guard(b);
   if (rp.copyOnly)
     enterLeaderOnly();
@@ -1706,7 +1838,7 @@ LogicalResult GpuKernelLowering::run() {
       }
     }
   }
-  if (plan.tmemColumns) {
+  if (plan.tmemColumns || hasIssuer()) {
     mmaWaits = LLVM::AllocaOp::create(b, loc(), ptr0, b.getI32Type(), cI32(1), 4);
     LLVM::StoreOp::create(b, loc(), cI32(0), mmaWaits);
   }
@@ -1716,28 +1848,62 @@ LogicalResult GpuKernelLowering::run() {
   IRMapping entryMap = map;
   if (plan.roles.size() == 1 && plan.roles[0].firstWarp == 0 &&
       plan.roles[0].numWarps == plan.warps) {
-    if (failed(lowerRole(0, body, entryMap)))
+    if (failed(lowerRole(0, body, entryMap, /*setRegs=*/true)))
       return failure();
     freeTensorMemory();
     return success();
   }
   // Otherwise one branch of an if/else chain per role (setmaxnreg takes
   // effect only so); warps outside every role go straight to the end.
+  // Roles sharing a warpgroup (one register budget) share a branch that
+  // sets it, then split.
   {
     OpBuilder::InsertionGuard guard(b);
     Value warpInCta = arith::DivUIOp::create(b, loc(), tid, cIndex(32));
-    for (auto [r, rp] : llvm::enumerate(plan.roles)) {
-      Value in = arith::AndIOp::create(b, loc(),
-                                       arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::uge,
-                                                             warpInCta, cIndex(rp.firstWarp)),
-                                       arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult,
-                                                             warpInCta,
-                                                             cIndex(rp.firstWarp + rp.numWarps)));
-      auto branch = scf::IfOp::create(b, loc(), TypeRange{}, in, /*withElse=*/true);
+    auto within = [&](int64_t first, int64_t end) -> Value {
+      return arith::AndIOp::create(
+          b, loc(),
+          arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::uge, warpInCta, cIndex(first)),
+          arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult, warpInCta, cIndex(end)));
+    };
+    auto enterElse = [&](Value cond) {
+      auto branch = scf::IfOp::create(b, loc(), TypeRange{}, cond, /*withElse=*/true);
       b.setInsertionPoint(branch.thenBlock()->getTerminator());
-      if (failed(lowerRole(r, body, entryMap)))
-        return failure();
-      b.setInsertionPoint(branch.elseBlock()->getTerminator());
+      return branch;
+    };
+    SmallVector<bool> done(plan.roles.size(), false);
+    for (auto [r, rp] : llvm::enumerate(plan.roles)) {
+      if (done[r])
+        continue;
+      SmallVector<unsigned> group;
+      for (auto [o, other] : llvm::enumerate(plan.roles))
+        if (o == r || (other.firstWarp / 4 <= (rp.firstWarp + rp.numWarps - 1) / 4 &&
+                       rp.firstWarp / 4 <= (other.firstWarp + other.numWarps - 1) / 4))
+          group.push_back(o);
+      for (unsigned o : group)
+        done[o] = true;
+      if (group.size() == 1) {
+        auto branch = enterElse(within(rp.firstWarp, rp.firstWarp + rp.numWarps));
+        if (failed(lowerRole(r, body, entryMap, /*setRegs=*/true)))
+          return failure();
+        b.setInsertionPoint(branch.elseBlock()->getTerminator());
+        continue;
+      }
+      int64_t first = rp.firstWarp, end = rp.firstWarp + rp.numWarps;
+      for (unsigned o : group) {
+        first = std::min(first, plan.roles[o].firstWarp);
+        end = std::max(end, plan.roles[o].firstWarp + plan.roles[o].numWarps);
+      }
+      auto shared = enterElse(within(first, end));
+      setRoleRegisters(rp);
+      for (unsigned o : group) {
+        const RolePlan &member = plan.roles[o];
+        auto branch = enterElse(within(member.firstWarp, member.firstWarp + member.numWarps));
+        if (failed(lowerRole(o, body, entryMap, /*setRegs=*/false)))
+          return failure();
+        b.setInsertionPoint(branch.elseBlock()->getTerminator());
+      }
+      b.setInsertionPoint(shared.elseBlock()->getTerminator());
     }
   }
   freeTensorMemory();

@@ -212,6 +212,14 @@ void closeOver(KernelPlan &plan, unsigned role, ArrayRef<Operation *> seeds) {
       continue;
     if (Operation *parent = op->getParentOp(); parent && !isa<KernelOp>(parent))
       work.push_back(parent);
+    // An issuer needs of a product only the ring stages it may read in
+    // place; the served role stages everything else.
+    if (auto dot = dyn_cast<DotOp>(op); dot && rp.issuesMma) {
+      for (Value operand : {dot.getLhs(), dot.getRhs()})
+        if (Operation *def = stagedTile(operand).first.getDefiningOp(); def && plan.ringOf(def))
+          work.push_back(def);
+      continue;
+    }
     const RingPlan *ring = plan.ringOf(op);
     if (ring && ring->issuer != role) {
       // The readers re-apply limits (tokens past a sequence's end) to what
@@ -234,6 +242,39 @@ void closeOver(KernelPlan &plan, unsigned role, ArrayRef<Operation *> seeds) {
     for (Value v : op->getOperands())
       pushValue(v);
   }
+}
+
+/// The products issuing role `r` issues: every tensor-core dot of the one
+/// computing role that runs any; links the two roles.
+LogicalResult planIssuer(KernelOp kernel, KernelPlan &plan, unsigned r,
+                         SmallVector<Operation *> &dots) {
+  RolePlan &issuer = plan.roles[r];
+  int served = -1;
+  for (auto [i, role] : llvm::enumerate(plan.roles)) {
+    if (role.issuesMma)
+      continue;
+    bool multiplies = false;
+    kernel.walk([&](DotOp dot) { multiplies |= role.runs.contains(dot); });
+    if (!multiplies)
+      continue;
+    if (served >= 0)
+      return kernel.emitOpError("has products in roles '")
+                 << plan.roles[served].name << "' and '" << role.name << "'; role '" << issuer.name
+                 << "' issues the products of one role",
+             failure();
+    served = i;
+  }
+  if (served < 0)
+    return kernel.emitOpError("has no tensor-core product for role '")
+               << issuer.name << "' to issue; drop the role from this kernel's schedule",
+           failure();
+  issuer.serves = served;
+  plan.roles[served].issuer = r;
+  kernel.walk([&](DotOp dot) {
+    if (plan.roles[served].runs.contains(dot))
+      dots.push_back(dot);
+  });
+  return success();
 }
 
 } // namespace
@@ -261,6 +302,7 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
     role.firstWarp = r.getFirstWarp();
     role.numWarps = r.getNumWarps();
     role.regs = r.getRegs();
+    role.issuesMma = r.getIssuesMma();
     plan.roles.push_back(std::move(role));
   }
   if (plan.roles.empty()) {
@@ -355,9 +397,24 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
     plan.rings.push_back(ring);
   }
 
-  // What each role runs.
-  for (unsigned r = 0; r < plan.roles.size(); ++r) {
+  // What each role runs; an issuer last, as it follows the products of
+  // the role it serves.
+  SmallVector<unsigned> order;
+  for (unsigned r = 0; r < plan.roles.size(); ++r)
+    if (!plan.roles[r].issuesMma)
+      order.push_back(r);
+  for (unsigned r = 0; r < plan.roles.size(); ++r)
+    if (plan.roles[r].issuesMma)
+      order.push_back(r);
+  for (unsigned r : order) {
     SmallVector<Operation *> seeds;
+    if (plan.roles[r].issuesMma) {
+      if (failed(planIssuer(kernel, plan, r, seeds)))
+        return failure();
+      closeOver(plan, r, seeds);
+      kernel.walk([&](ProgramIdsOp ids) { plan.roles[r].runs.insert(ids); });
+      continue;
+    }
     if (plan.roles.size() == 1) {
       kernel.getBody().walk([&](Operation *op) {
         if (op->getParentOp() != kernel || !isa<ReturnOp>(op))
@@ -375,8 +432,11 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
   }
   for (RingPlan &ring : plan.rings) {
     for (auto [r, role] : llvm::enumerate(plan.roles)) {
-      bool reads = llvm::any_of(ring.load->getUsers(),
-                                [&](Operation *user) { return role.runs.contains(user); });
+      // An issuer reads stages in place after its served role has: the
+      // served role releases them.
+      bool reads = !role.issuesMma && llvm::any_of(ring.load->getUsers(), [&](Operation *user) {
+        return role.runs.contains(user);
+      });
       ring.consumedBy.push_back(reads);
       if (reads)
         ring.consumerThreads += role.numWarps * 32;
@@ -414,16 +474,25 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
   const TargetDesc *target = lookupTarget(schedule.getTarget().str());
   Widest widest; // the dot taking the most columns, for the error below
   int64_t tmemTotal = 0;
+  // An issuer uses its served role's columns, staging and barriers.
   for (RolePlan &role : plan.roles) {
+    if (role.issuesMma)
+      continue;
     role.tmemColumns = mostOf(kernel, role, widest, [&](Operation *op) {
       return tensorMemoryColumnsOf(op, schedule.getMma(), role.numWarps);
     });
-    if (!role.tmemColumns)
-      continue;
-    role.tmemColumnOffset = tmemTotal;
-    tmemTotal += role.tmemColumns;
-    role.mmaBarrierOffset = plan.dynamicSharedBytes;
-    plan.dynamicSharedBytes += 8;
+    if (role.tmemColumns) {
+      role.tmemColumnOffset = tmemTotal;
+      tmemTotal += role.tmemColumns;
+    }
+    if (role.tmemColumns || role.issuer >= 0) {
+      role.mmaBarrierOffset = plan.dynamicSharedBytes;
+      plan.dynamicSharedBytes += 8;
+    }
+    if (role.issuer >= 0) {
+      role.mmaReadyOffset = plan.dynamicSharedBytes;
+      plan.dynamicSharedBytes += 8;
+    }
   }
   if (tmemTotal) {
     int64_t budget =
@@ -447,6 +516,8 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
   // Staging areas, one per role, after the rings: roles stage concurrently.
   Widest largest; // the op staging the most, for the error below
   for (RolePlan &role : plan.roles) {
+    if (role.issuesMma)
+      continue;
     role.stagingBytes = mostOf(kernel, role, largest, [&](Operation *op) {
       return stagingBytesOf(op, schedule.getMma(), role.numWarps);
     });
@@ -475,10 +546,10 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
   // have that many.
   plan.layoutWarps = 0;
   for (const RolePlan &r : plan.roles)
-    if (!r.copyOnly)
+    if (r.computes())
       plan.layoutWarps = std::max(plan.layoutWarps, r.numWarps);
   for (const RolePlan &r : plan.roles)
-    if (!r.copyOnly && r.numWarps != plan.layoutWarps)
+    if (r.computes() && r.numWarps != plan.layoutWarps)
       return kernel.emitOpError("has roles that compute on ")
                  << r.numWarps << " and " << plan.layoutWarps
                  << " warps; tile layouts need the same warp count in every computing role",

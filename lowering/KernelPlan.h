@@ -47,6 +47,13 @@ struct RolePlan {
   int64_t firstWarp = 0, numWarps = 0, regs = 0;
   /// Owns only copies: one thread of the role runs it.
   bool copyOnly = false;
+  /// Issues the tensor-core products of role `serves` (`issues: mma`): it
+  /// runs their loops and waits, never their operands. The served role
+  /// names its issuer in `issuer` (-1: it issues its own).
+  bool issuesMma = false;
+  int serves = -1, issuer = -1;
+  /// Whether the role's tiles are distributed over its warps (it computes).
+  bool computes() const { return !copyOnly && !issuesMma; }
   /// The kernel's ops (at any depth) this role lowers.
   llvm::DenseSet<mlir::Operation *> runs;
   /// Per loop the role runs, which of its carried values it carries (the
@@ -65,6 +72,10 @@ struct RolePlan {
   /// `mmaBarrierOffset` in dynamic shared memory (-1: the role has none).
   int64_t tmemColumnOffset = 0, tmemColumns = 0;
   int64_t mmaBarrierOffset = -1;
+  /// Served by an issuing role: the role's threads arrive on the mbarrier
+  /// at `mmaReadyOffset` once a product's operands are staged; the issuer
+  /// arrives on `mmaBarrierOffset` once the product is done.
+  int64_t mmaReadyOffset = -1;
 };
 
 /// Shared memory `op` stages its operands in when a role of `warps` warps

@@ -256,7 +256,19 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
     the role waits on its phase parity and reads the columns back with
     `nvvm.tcgen05.ld`; the kernel allocates its tensor memory once (one
     warp, then `relinquish_alloc_permit`) and frees it at the end, and the
-    columns are checked against `budgets.tmem_columns`. The kernel's dynamic shared
+    columns are checked against `budgets.tmem_columns`. A role with
+    `issuesMma` issues the products of the computing role instead: the
+    computing role stages and fences the operands, arrives on its ready
+    mbarrier and waits on its done one before reading the result; the
+    issuing role runs the same loops, waits on ready and issues (tcgen05: one
+    thread, committing to done; wgmma: its warpgroup, which writes the
+    result rows and arrives on done):
+
+      computing role:  stage a, b; nvvm.fence.proxy; nvvm.mbarrier.arrive %ready
+                       nvvm.mbarrier.try_wait.parity %done; nvvm.tcgen05.ld ...
+      issuing role:    nvvm.mbarrier.try_wait.parity %ready
+                       nvvm.tcgen05.mma ...; nvvm.tcgen05.commit %done
+    The kernel's dynamic shared
     memory (rings, barriers, staging) is recorded as
     `kiln.dynamic_shared_bytes` on the `llvm.func` for the launch manifest.
 

@@ -31,6 +31,10 @@ struct Role {
   int64_t regs = 0;
   SrcPos regsPos;
   std::vector<Named> ops;
+  /// `issues: mma`: the role issues the computing role's tensor-core
+  /// products and owns no ops.
+  bool issuesMma = false;
+  SrcPos issuesPos;
 };
 
 struct Pipeline {

@@ -89,12 +89,18 @@ void checkRegisterReallocation(const Schedule &s) {
   if (!s.target->hasSetMaxNReg)
     throw Reject{s.roles[1].regsPos, "roles with different regs need setmaxnreg, which target " +
                                          s.target->name + " lacks; give every role the same regs"};
+  // Roles may share a warpgroup (a copy warp beside an MMA warp) at one
+  // register budget.
   for (const Role &r : s.roles)
-    if (r.firstWarp % 4 || r.numWarps % 4)
-      throw Reject{r.warpsPos, "setmaxnreg sets the registers of whole warpgroups: role '" +
-                                   r.name.name +
-                                   "' must start at a multiple of 4 warps and span a "
-                                   "multiple of 4 (or give every role the same regs)"};
+    for (const Role &other : s.roles)
+      if (&other != &r && other.regs != r.regs &&
+          other.firstWarp / 4 <= (r.firstWarp + r.numWarps - 1) / 4 &&
+          r.firstWarp / 4 <= (other.firstWarp + other.numWarps - 1) / 4)
+        throw Reject{r.warpsPos, "setmaxnreg sets the registers of whole warpgroups: role '" +
+                                     r.name.name + "' (" + std::to_string(r.regs) +
+                                     " registers) shares a warpgroup with role '" +
+                                     other.name.name + "' (" + std::to_string(other.regs) +
+                                     "); give roles of one warpgroup the same regs"};
   int64_t covered = 0;
   for (const Role &r : s.roles)
     covered += r.numWarps;
@@ -125,6 +131,45 @@ void checkLaunchRegisters(const Schedule &s) {
 }
 
 void parseKernelKeys(const YAML::Node &root, Schedule &s);
+
+/// `issues: mma`: a role that only issues the tensor-core products, in the
+/// shape the target's instruction family is issued in.
+void parseIssuer(const YAML::Node &issues, const Schedule &s, Role &role) {
+  role.issuesPos = posOf(issues);
+  std::string what = scalar(issues, "issues");
+  if (what != "mma")
+    throw Reject{role.issuesPos,
+                 "a role issues 'mma' (the tensor-core products), got '" + what + "'"};
+  role.issuesMma = true;
+  const MmaKind *kind = s.target->mma(s.mma.name);
+  if (!kind || !kind->tensorCores)
+    throw Reject{role.issuesPos, "role '" + role.name.name +
+                                     "' issues mma, but the schedule's mma is '" + s.mma.name +
+                                     "': only tensor-core instructions (wgmma, tcgen05) have an "
+                                     "issuing role"};
+  if (!role.ops.empty())
+    throw Reject{role.ops.front().pos,
+                 "role '" + role.name.name +
+                     "' issues mma and owns no ops: the ops it issues for are the computing "
+                     "role's"};
+  bool wholeGroups = kind->issuerWarps > 1;
+  if (role.numWarps != kind->issuerWarps || (wholeGroups && role.firstWarp % kind->issuerWarps))
+    throw Reject{role.warpsPos,
+                 kind->name + " is issued by " +
+                     (wholeGroups ? "one whole warpgroup (" + std::to_string(kind->issuerWarps) +
+                                        " warps from a multiple of " +
+                                        std::to_string(kind->issuerWarps) + ")"
+                                  : std::string("one warp")) +
+                     ", but role '" + role.name.name + "' takes warps [" +
+                     std::to_string(role.firstWarp) + ", " + std::to_string(role.numWarps) + "]" +
+                     (s.retarget ? " (the schedule's twin for " + s.target->name +
+                                       " keeps the roles as written)"
+                                 : "")};
+  for (const Role &other : s.roles)
+    if (other.issuesMma)
+      throw Reject{role.issuesPos, "roles '" + other.name.name + "' and '" + role.name.name +
+                                       "' both issue mma; one role issues every product"};
+}
 
 void parse(const YAML::Node &root, Schedule &s) {
   onlyKeys(root,
@@ -259,7 +304,7 @@ void parseKernelKeys(const YAML::Node &root, Schedule &s) {
     std::vector<int> owner(s.warps, -1);
     int64_t regsUsed = 0;
     for (const YAML::Node &r : roles) {
-      onlyKeys(r, {"name", "warps", "regs", "ops"}, "a role");
+      onlyKeys(r, {"name", "warps", "regs", "ops", "issues"}, "a role");
       Role role;
       YAML::Node name = required(r, "name", "a role");
       role.name = {scalar(name, "role name"), posOf(name)};
@@ -294,6 +339,8 @@ void parseKernelKeys(const YAML::Node &root, Schedule &s) {
                                        " of the register file"};
       if (YAML::Node ops = r["ops"])
         role.ops = names(ops, "ops");
+      if (YAML::Node issues = r["issues"])
+        parseIssuer(issues, s, role);
       s.roles.push_back(role);
     }
     checkRegisterReallocation(s);

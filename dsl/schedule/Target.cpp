@@ -20,7 +20,7 @@ static const std::vector<TargetDesc> &targets() {
     hopper.ptxFeatures = "+ptx86"; // CUDA 13's ptxas reads PTX ISA up to 9.0
     hopper.hasTma = true;
     hopper.hasSetMaxNReg = true;
-    hopper.mmaKinds = {{"none"}, {"simt"}, {"wgmma", 4, true}};
+    hopper.mmaKinds = {{"none"}, {"simt"}, {"wgmma", 4, true, 4}};
     hopper.copyKinds = {"ld", "cp_async", "tma"};
     hopper.smemBytes = 232448; // 227 KB opt-in
     hopper.regsPerThread = 255;
@@ -34,7 +34,7 @@ static const std::vector<TargetDesc> &targets() {
     TargetDesc blackwell = hopper;
     blackwell.name = "sm_100a";
     blackwell.ptxChip = "sm_100a";
-    blackwell.mmaKinds = {{"none"}, {"simt"}, {"tcgen05", 4, true}};
+    blackwell.mmaKinds = {{"none"}, {"simt"}, {"tcgen05", 4, true, 1}};
     blackwell.tmemColumns = 512;
     blackwell.bandwidthBytesPerS = 8e12;
     blackwell.bf16FlopsPerS = 2.25e15;

@@ -23,6 +23,10 @@ struct MmaKind {
   int64_t warps = 1;
   /// Multiplies on tensor cores from operands staged in shared memory.
   bool tensorCores = false;
+  /// Warps a role that only issues the products (`issues: mma`) must have:
+  /// wgmma is issued by a whole warpgroup (its first warp a multiple of 4),
+  /// which also holds the accumulators; tcgen05 by one thread, so one warp.
+  int64_t issuerWarps = 1;
 };
 
 struct TargetDesc {

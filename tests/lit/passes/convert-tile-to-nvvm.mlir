@@ -363,6 +363,51 @@ tile.kernel @tcgen05_dot(%N: index, %x: !tile.view<[N, 16, 16], f32> {tile.acces
 
 // -----
 
+// The same product issued by an MMA warp (`issues: mma`): the compute role
+// stages and fences the operands, then arrives on its ready mbarrier and
+// waits on its done one before reading the columns back; the MMA warp (warp
+// 4) waits on ready and one of its threads issues the MMAs and commits them
+// to done. Neither role runs the other's half.
+// CHECK-LABEL: llvm.func @tcgen05_issuer(
+// CHECK: nvvm.mbarrier.init %[[DONE:[^,]*]], %{{.*}}
+// CHECK: nvvm.mbarrier.init %[[READY:[^,]*]], %{{.*}}
+// The compute role.
+// CHECK: scf.if
+// CHECK-NOT: nvvm.tcgen05.mma
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: nvvm.tcgen05.fence <before>
+// CHECK: nvvm.mbarrier.arrive %{{.*}}
+// CHECK-NOT: nvvm.tcgen05.mma
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.tcgen05.fence <after>
+// CHECK: nvvm.tcgen05.ld
+// CHECK: llvm.store %{{.*}}, %{{.*}} : vector<4xf32>, !llvm.ptr<1>
+// The MMA warp: no operand staging, no read-back, no store.
+// CHECK: } else {
+// CHECK-NOT: nvvm.tcgen05.ld
+// CHECK-NOT: llvm.store %{{.*}} !llvm.ptr<1>
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.tcgen05.fence <after>
+// CHECK: nvvm.tcgen05.mma
+// CHECK: nvvm.tcgen05.commit
+// CHECK-NOT: nvvm.tcgen05.ld
+// CHECK: nvvm.tcgen05.dealloc
+tile.kernel @tcgen05_issuer(%N: index, %x: !tile.view<[N, 16, 16], f32> {tile.access = "inout"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_100a", params = {}, grid = ["n"], warps = 5, mma = "tcgen05",
+      roles = [#tile.role<name = "compute", firstWarp = 0, numWarps = 4, regs = 128, ops = ["st"]>,
+               #tile.role<name = "mma", firstWarp = 4, numWarps = 1, regs = 128, ops = [], issuesMma = true>],
+      pipelines = []>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%n, %c0, %c0] window [1, 16, 16] keep [1, 2] : !tile.view<[N, 16, 16], f32> -> !tile.tile<16x16xf32>
+  %tt = tile.transpose %t [1, 0] : !tile.tile<16x16xf32> -> !tile.tile<16x16xf32>
+  %p = tile.dot %t, %tt : !tile.tile<16x16xf32>, !tile.tile<16x16xf32> -> !tile.tile<16x16xf32>
+  tile.store %p, %x[%n, %c0, %c0] window [1, 16, 16] keep [1, 2] {tile.id = "st"} : !tile.tile<16x16xf32>, !tile.view<[N, 16, 16], f32>
+  tile.return
+}
+
+// -----
+
 // A ring whose tile is only a wgmma operand (K its last dim) lands where the
 // product reads it: the producer copies it as one 128-byte-swizzled box per
 // K block (64 f32 of K: two), the compute role waits for the stage, stages
