@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dsl/TileDialect.h"
+#include "dsl/schedule/Target.h"
 #include "lowering/KernelPlan.h"
 #include "lowering/KernelWalk.h"
 #include "lowering/Layout.h"
@@ -1877,8 +1878,7 @@ LogicalResult GpuKernelLowering::run() {
         continue;
       SmallVector<unsigned> group;
       for (auto [o, other] : llvm::enumerate(plan.roles))
-        if (o == r || (other.firstWarp / 4 <= (rp.firstWarp + rp.numWarps - 1) / 4 &&
-                       rp.firstWarp / 4 <= (other.firstWarp + other.numWarps - 1) / 4))
+        if (o == r || shareWarpgroup(rp.firstWarp, rp.numWarps, other.firstWarp, other.numWarps))
           group.push_back(o);
       for (unsigned o : group)
         done[o] = true;

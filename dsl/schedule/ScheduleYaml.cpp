@@ -94,8 +94,7 @@ void checkRegisterReallocation(const Schedule &s) {
   for (const Role &r : s.roles)
     for (const Role &other : s.roles)
       if (&other != &r && other.regs != r.regs &&
-          other.firstWarp / 4 <= (r.firstWarp + r.numWarps - 1) / 4 &&
-          r.firstWarp / 4 <= (other.firstWarp + other.numWarps - 1) / 4)
+          shareWarpgroup(r.firstWarp, r.numWarps, other.firstWarp, other.numWarps))
         throw Reject{r.warpsPos, "setmaxnreg sets the registers of whole warpgroups: role '" +
                                      r.name.name + "' (" + std::to_string(r.regs) +
                                      " registers) shares a warpgroup with role '" +

@@ -84,6 +84,12 @@ inline int64_t launchRegisters(const std::vector<std::pair<int64_t, int64_t>> &r
   return (avg + 7) / 8 * 8;
 }
 
+/// Whether two warp ranges [first, first + count) touch a common warpgroup
+/// (4 warps from a multiple of 4), the unit setmaxnreg works on.
+inline bool shareWarpgroup(int64_t firstA, int64_t countA, int64_t firstB, int64_t countB) {
+  return firstA / 4 <= (firstB + countB - 1) / 4 && firstB / 4 <= (firstA + countA - 1) / 4;
+}
+
 /// The description of `name`, or null for an unknown target.
 const TargetDesc *lookupTarget(const std::string &name);
 /// Names of all targets, for messages.
