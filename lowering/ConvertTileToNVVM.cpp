@@ -236,6 +236,25 @@ private:
     Value base;
     bool swizzled;
   };
+  /// A tensor-core product as the current role runs it: its tiling, the dot
+  /// it pairs with (whose other operand is stacked below the first's), and
+  /// where each operand is read: a TMA ring stage or the staging area,
+  /// swizzled or not.
+  struct Product {
+    MmaTiling t;
+    std::optional<DotPair> pair;
+    Value extra; // the pair's other operand
+    const RingOperand *aRing = nullptr, *bRing = nullptr, *extraRing = nullptr;
+    bool aSwizzled = false, bSwizzled = false;
+  };
+  /// Plans `op`'s product on `warps` warps; the error is reported at `op`.
+  FailureOr<Product> planProduct(DotOp op, MmaTiling::Kind kind, int64_t warps);
+  /// Where the product's descriptors point: its ring stages, or the product
+  /// role's staging area.
+  std::pair<OperandAt, OperandAt> operandsAt(const Product &p) {
+    return {{p.aRing ? p.aRing->base : stagingBase(p.t.aOffset), p.aSwizzled},
+            {p.bRing ? p.bRing->base : stagingBase(p.t.bOffset), p.bSwizzled}};
+  }
   /// The shared-memory descriptor of an operand starting `offset` bytes
   /// after `at.base`.
   Value operandDescriptor(const MmaTiling &t, OperandAt at, Value offset, int64_t rows);
@@ -613,47 +632,58 @@ void GpuKernelLowering::stageMmaOperand(Value operand, bool isLhs, const MmaTili
   }
 }
 
-LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind kind) {
-  if (pairedSeconds.contains(op))
-    return success(); // its result came with the dot before it
-  if (plan.roles[role].issuesMma)
-    return issueServedProduct(op, kind);
+FailureOr<GpuKernelLowering::Product> GpuKernelLowering::planProduct(DotOp op, MmaTiling::Kind kind,
+                                                                     int64_t warps) {
+  Product p;
   std::string why;
-  int64_t warps = plan.roles[role].numWarps;
-  std::optional<DotPair> pair = pairRunning(kind, op, warps, [&](Operation *o) { return runs(o); });
+  p.pair = pairRunning(kind, op, warps, [&](Operation *o) { return runs(o); });
   FailureOr<MmaTiling> tiling =
-      pair ? MmaTiling::get(kind, *pair, warps, why) : MmaTiling::get(kind, op, warps, why);
+      p.pair ? MmaTiling::get(kind, *p.pair, warps, why) : MmaTiling::get(kind, op, warps, why);
   if (failed(tiling))
     return op.emitOpError("under 'mma: ") << schedule.getMma().getValue() << "' " << why;
-  const MmaTiling &t = *tiling;
-  MLIRContext *ctx = b.getContext();
-
+  p.t = *tiling;
   // A paired dot's other operand goes below the first's; one descriptor
   // reads both, so both are swizzled or neither.
-  Value extra = !pair ? Value() : pair->sharesRhs ? pair->second.getLhs() : pair->second.getRhs();
+  if (p.pair)
+    p.extra = p.pair->sharesRhs ? p.pair->second.getLhs() : p.pair->second.getRhs();
   // Operands a TMA ring brought in the layout the product reads stay where
   // they are (KernelPlan chose them: both halves of a stacked pair or none).
   auto inRing = [&](Value operand) -> const RingOperand * {
     auto it = ringOperands.find(stagedTile(operand).first);
     return it == ringOperands.end() ? nullptr : &it->second;
   };
-  const RingOperand *aRing = inRing(op.getLhs()), *bRing = inRing(op.getRhs());
-  const RingOperand *extraRing = extra ? inRing(extra) : nullptr;
-  bool aSwizzled = aRing || swizzlePays(op.getLhs(), /*isLhs=*/true, t);
-  bool bSwizzled = bRing || swizzlePays(op.getRhs(), /*isLhs=*/false, t);
-  if (extra && !extraRing) {
-    bool &half = pair->sharesRhs ? aSwizzled : bSwizzled;
-    half = half && swizzlePays(extra, pair->sharesRhs, t);
+  p.aRing = inRing(op.getLhs());
+  p.bRing = inRing(op.getRhs());
+  p.extraRing = p.extra ? inRing(p.extra) : nullptr;
+  p.aSwizzled = p.aRing || swizzlePays(op.getLhs(), /*isLhs=*/true, p.t);
+  p.bSwizzled = p.bRing || swizzlePays(op.getRhs(), /*isLhs=*/false, p.t);
+  if (p.extra && !p.extraRing) {
+    bool &half = p.pair->sharesRhs ? p.aSwizzled : p.bSwizzled;
+    half = half && swizzlePays(p.extra, p.pair->sharesRhs, p.t);
   }
-  if (!aRing)
-    stageMmaOperand(op.getLhs(), /*isLhs=*/true, t, t.aOffset, aSwizzled);
-  if (!bRing)
-    stageMmaOperand(op.getRhs(), /*isLhs=*/false, t, t.bOffset, bSwizzled);
-  if (extra && !extraRing)
-    stageMmaOperand(extra, pair->sharesRhs, t, pair->sharesRhs ? t.aOffset : t.bOffset,
-                    pair->sharesRhs ? aSwizzled : bSwizzled, pair->offset());
-  OperandAt a{aRing ? aRing->base : stagingBase(t.aOffset), aSwizzled};
-  OperandAt bAt{bRing ? bRing->base : stagingBase(t.bOffset), bSwizzled};
+  return p;
+}
+
+LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind kind) {
+  if (pairedSeconds.contains(op))
+    return success(); // its result came with the dot before it
+  if (plan.roles[role].issuesMma)
+    return issueServedProduct(op, kind);
+  FailureOr<Product> planned = planProduct(op, kind, plan.roles[role].numWarps);
+  if (failed(planned))
+    return failure();
+  const Product &p = *planned;
+  const MmaTiling &t = p.t;
+  const std::optional<DotPair> &pair = p.pair;
+  MLIRContext *ctx = b.getContext();
+  if (!p.aRing)
+    stageMmaOperand(op.getLhs(), /*isLhs=*/true, t, t.aOffset, p.aSwizzled);
+  if (!p.bRing)
+    stageMmaOperand(op.getRhs(), /*isLhs=*/false, t, t.bOffset, p.bSwizzled);
+  if (p.extra && !p.extraRing)
+    stageMmaOperand(p.extra, pair->sharesRhs, t, pair->sharesRhs ? t.aOffset : t.bOffset,
+                    pair->sharesRhs ? p.aSwizzled : p.bSwizzled, pair->offset());
+  auto [a, bAt] = operandsAt(p);
   // The tensor cores read shared memory through the async proxy: order the
   // generic-proxy stores before them, then wait for every thread's stores.
   NVVM::FenceProxyOp::create(b, loc(), NVVM::ProxyKindAttr::get(ctx, NVVM::ProxyKind::async_shared),
@@ -668,7 +698,7 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
   }
   syncRole();
   // The product has read its ring stages: give them back to the copies.
-  for (const RingOperand *r : {aRing, bRing, extraRing})
+  for (const RingOperand *r : {p.aRing, p.bRing, p.extraRing})
     if (r)
       NVVM::MBarrierArriveOp::create(
           b, loc(), Type(), ringBarrier(*r->ring, add(r->stage, cIndex(r->ring->depth))), Value());
@@ -865,33 +895,16 @@ void GpuKernelLowering::handOffProduct(const MmaTiling &t) {
 LogicalResult GpuKernelLowering::issueServedProduct(DotOp op, MmaTiling::Kind kind) {
   const RolePlan &rp = plan.roles[role], &served = plan.roles[rp.serves];
   // wgmma's items are dealt to the issuing warpgroup; tcgen05 plans as the
-  // served role does (its warps read the columns back).
-  int64_t warps = kind == MmaTiling::Kind::Wgmma ? rp.numWarps : served.numWarps;
-  std::optional<DotPair> pair = pairRunning(kind, op, warps, [&](Operation *o) { return runs(o); });
-  std::string why;
-  FailureOr<MmaTiling> tiling =
-      pair ? MmaTiling::get(kind, *pair, warps, why) : MmaTiling::get(kind, op, warps, why);
-  if (failed(tiling))
-    return op.emitOpError("under 'mma: ") << schedule.getMma().getValue() << "' " << why;
-  const MmaTiling &t = *tiling;
-  if (pair)
-    pairedSeconds.insert(pair->second);
-  // Where the operands are: a ring stage, or the served role's staging
-  // area, swizzled as the served role chose.
-  Value extra = !pair ? Value() : pair->sharesRhs ? pair->second.getLhs() : pair->second.getRhs();
-  auto inRing = [&](Value operand) -> const RingOperand * {
-    auto it = ringOperands.find(stagedTile(operand).first);
-    return it == ringOperands.end() ? nullptr : &it->second;
-  };
-  const RingOperand *aRing = inRing(op.getLhs()), *bRing = inRing(op.getRhs());
-  bool aSwizzled = aRing || swizzlePays(op.getLhs(), /*isLhs=*/true, t);
-  bool bSwizzled = bRing || swizzlePays(op.getRhs(), /*isLhs=*/false, t);
-  if (extra && !inRing(extra)) {
-    bool &half = pair->sharesRhs ? aSwizzled : bSwizzled;
-    half = half && swizzlePays(extra, pair->sharesRhs, t);
-  }
-  OperandAt a{aRing ? aRing->base : stagingBase(t.aOffset), aSwizzled};
-  OperandAt bAt{bRing ? bRing->base : stagingBase(t.bOffset), bSwizzled};
+  // served role does (its warps read the columns back). Either way the
+  // operands lie where the served role staged them, swizzled as it chose.
+  FailureOr<Product> planned =
+      planProduct(op, kind, kind == MmaTiling::Kind::Wgmma ? rp.numWarps : served.numWarps);
+  if (failed(planned))
+    return failure();
+  const MmaTiling &t = planned->t;
+  if (planned->pair)
+    pairedSeconds.insert(planned->pair->second);
+  auto [a, bAt] = operandsAt(*planned);
   waitCounted(smemAt(cIndex(served.mmaReadyOffset)));
   Value done = smemAt(cIndex(served.mmaBarrierOffset));
   if (kind == MmaTiling::Kind::Wgmma) {
@@ -1585,16 +1598,11 @@ LogicalResult GpuKernelLowering::lowerRingLoad(const RingPlan &ring, LoadOp load
     }
     bumpCounter(issued[index]);
   }
-  // An issuer reads in place the stages of tensor-core operands, after
-  // their copies land (the served role releases them); nothing else.
-  if (plan.roles[role].issuesMma && ring.mmaOperand()) {
-    auto [stage, parity] = ringPosition(ring, consumed[index]);
-    waitBarrier(ringBarrier(ring, stage), parity);
-    ringOperands[load.getResult()] = {&ring, stage, ringStage(ring, stage)};
-    bumpCounter(consumed[index]);
-    return success();
-  }
-  if (!ring.consumedBy[role])
+  // An issuer also reads the stages of tensor-core operands in place, after
+  // their copies land; it reads nothing else, and frees nothing (the served
+  // role releases them).
+  bool issuerReads = plan.roles[role].issuesMma && ring.mmaOperand();
+  if (!ring.consumedBy[role] && !issuerReads)
     return success();
   auto [stage, parity] = ringPosition(ring, consumed[index]);
   waitBarrier(ringBarrier(ring, stage), parity);

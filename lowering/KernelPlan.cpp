@@ -399,23 +399,15 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
 
   // What each role runs; an issuer last, as it follows the products of
   // the role it serves.
-  SmallVector<unsigned> order;
-  for (unsigned r = 0; r < plan.roles.size(); ++r)
-    if (!plan.roles[r].issuesMma)
-      order.push_back(r);
-  for (unsigned r = 0; r < plan.roles.size(); ++r)
-    if (plan.roles[r].issuesMma)
-      order.push_back(r);
+  SmallVector<unsigned> order = llvm::to_vector(llvm::seq<unsigned>(0, plan.roles.size()));
+  std::stable_partition(order.begin(), order.end(),
+                        [&](unsigned r) { return !plan.roles[r].issuesMma; });
   for (unsigned r : order) {
     SmallVector<Operation *> seeds;
     if (plan.roles[r].issuesMma) {
       if (failed(planIssuer(kernel, plan, r, seeds)))
         return failure();
-      closeOver(plan, r, seeds);
-      kernel.walk([&](ProgramIdsOp ids) { plan.roles[r].runs.insert(ids); });
-      continue;
-    }
-    if (plan.roles.size() == 1) {
+    } else if (plan.roles.size() == 1) {
       kernel.getBody().walk([&](Operation *op) {
         if (op->getParentOp() != kernel || !isa<ReturnOp>(op))
           seeds.push_back(op);
