@@ -11,7 +11,7 @@ for s in ops/gdn/schedules/prefill_sm_90a*.yaml ops/gdn/schedules/prefill_split_
   "$KILN" compile ops/gdn/prefill.tile --schedule "$s" --emit cubin -o ".kiln-out/prefill/$name.cubin"
 done
 for s in sm_90a_simt sm_90a_wgmma sm_90a_wgmma_tma split_sm_90a_simt split_sm_90a_wgmma split_sm_90a_wgmma_tma \
-  split_sm_90a_mma; do
+  split_sm_90a_mma split_sm_90a_epilogue; do
   "$KILN" compile ops/gdn/prefill.tile --schedule ops/gdn/schedules/prefill_$s.yaml -D K=64 -D V=32 \
     --emit cubin -o .kiln-out/prefill_small/${s}_k64v32.cubin
 done

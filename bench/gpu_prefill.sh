@@ -20,8 +20,8 @@ for m in .kiln-out/prefill_small/*.json; do
   check "$m" --dims H=4,HV=8 --seqlens 5,0,130,64
 done
 echo "prefill golden checks: $(grep -c '^PASS' "$OUT/prefill_golden.log") passed, $fails failed"
-# SANITIZE: the builds to run compute-sanitizer on (default: six of them).
-for s in ${SANITIZE-sm_90a_simt sm_90a_wgmma sm_90a_wgmma_tma split_sm_90a_wgmma split_sm_90a_wgmma_tma split_sm_90a_mma}; do
+# SANITIZE: the builds to run compute-sanitizer on (default: seven of them).
+for s in ${SANITIZE-sm_90a_simt sm_90a_wgmma sm_90a_wgmma_tma split_sm_90a_wgmma split_sm_90a_wgmma_tma split_sm_90a_mma split_sm_90a_epilogue}; do
   m=.kiln-out/prefill/prefill_$s.json
   for tool in memcheck racecheck synccheck; do
     # One log for all of them: the device tool brings back a handful of files.

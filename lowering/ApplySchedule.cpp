@@ -43,9 +43,14 @@ LogicalResult applySchedule(KernelOp kernel, ScheduleAttr schedule) {
   for (auto pipe : schedule.getPipelines().getAsRange<PipelineAttr>()) {
     for (StringRef id : pipe.getBuffers().getAsValueRange<StringAttr>()) {
       Operation *op = byId.lookup(id);
-      if (!op || !isa<LoadOp>(op))
-        return kernel.emitOpError("pipeline '") << pipe.getName().getValue() << "' carries '" << id
-                                                << "', which is not a load of the kernel";
+      // Bulk copies carry stores out; every other copy brings loads in.
+      bool out = pipe.getCopy().getValue() == "bulk";
+      if (!op || (out ? !isa<StoreOp>(op) : !isa<LoadOp>(op)))
+        return kernel.emitOpError("pipeline '")
+               << pipe.getName().getValue() << "' carries '" << id << "', which is not a "
+               << (out ? "store" : "load") << " of the kernel"
+               << (op && out ? "; a load travels by `copy: tma`" : "")
+               << (op && !out ? "; a store leaves by `copy: bulk`" : "");
       op->setAttr("tile.pipeline", pipe.getName());
     }
   }

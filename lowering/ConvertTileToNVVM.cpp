@@ -85,6 +85,9 @@ private:
   /// Per ring: its tensor map parameter and this thread's counts of copies
   /// issued and of stages read (i32 allocas; SROA keeps them in registers).
   SmallVector<Value> tensorMaps, issued, consumed;
+  /// Per store ring: this thread's count of stages written (the writer)
+  /// or copied out (the copier).
+  SmallVector<Value> stagesWritten, stagesCopied;
   Value dynamicSmem; // ptr addrspace(3), base of the rings and mbarriers
   /// This thread's count of waits on its role's MMA mbarrier (tcgen05's
   /// commit, or an issuer's hand-overs; an i32 alloca), whose low bit is the
@@ -166,14 +169,22 @@ private:
   /// Address `bytes` into dynamic shared memory.
   Value smemAt(Value byteOffset);
   /// Shared memory `bytes` into stage `stage` of `ring`.
-  Value ringStage(const RingPlan &ring, Value stage, int64_t bytes = 0);
-  Value ringBarrier(const RingPlan &ring, Value index);
+  Value ringStage(const RingStages &ring, Value stage, int64_t bytes = 0);
+  Value ringBarrier(const RingStages &ring, Value index);
   /// Stage and phase parity of the next use of a ring by this thread, from
   /// the counter at `counter`.
-  std::pair<Value, Value> ringPosition(const RingPlan &ring, Value counter);
+  std::pair<Value, Value> ringPosition(const RingStages &ring, Value counter);
   void bumpCounter(Value counter);
   void waitBarrier(Value barrier, Value parity);
   LogicalResult lowerRingLoad(const RingPlan &ring, LoadOp load);
+  /// A store handed to another role: its writer fills a stage, its copier
+  /// copies the stage out row by row.
+  LogicalResult lowerRingStore(const StoreRingPlan &ring, StoreOp store);
+  /// The copier's part: bulk copies of whole rows inside the store's limits
+  /// (plain stores where a row is cut or misaligned).
+  void copyStageOut(StoreOp store, Value stage);
+  /// A view of a ring stage holding `tile`'s elements dense and row-major.
+  ViewInfo denseStage(Value base, TileType tile);
   /// Allocates tensor memory and initialises the rings' and roles'
   /// mbarriers, then synchronises the CTA.
   void initShared();
@@ -1405,6 +1416,8 @@ LogicalResult GpuKernelLowering::lowerOp(Operation *op) {
                            load.getOther() ? load.getOther()->convertToDouble() : 0.0);
       })
       .Case([&](StoreOp store) {
+        if (const StoreRingPlan *ring = plan.storeRingOf(store))
+          return lowerRingStore(*ring, store);
         return lowerAccess(views[store.getView()], mapped(store.getIndices()),
                            mapped(store.getFloors()), mapped(store.getLimits()), store.getKeep(),
                            store.getMasked(), store.getValue(), /*isLoad=*/false, 0.0);
@@ -1542,15 +1555,15 @@ Value GpuKernelLowering::smemAt(Value byteOffset) {
                              ValueRange{off});
 }
 
-Value GpuKernelLowering::ringStage(const RingPlan &ring, Value stage, int64_t bytes) {
+Value GpuKernelLowering::ringStage(const RingStages &ring, Value stage, int64_t bytes) {
   return smemAt(add(cIndex(ring.offset + bytes), mul(stage, cIndex(ring.stageStride))));
 }
 
-Value GpuKernelLowering::ringBarrier(const RingPlan &ring, Value index) {
+Value GpuKernelLowering::ringBarrier(const RingStages &ring, Value index) {
   return smemAt(add(cIndex(ring.barrierOffset), mul(index, cIndex(8))));
 }
 
-std::pair<Value, Value> GpuKernelLowering::ringPosition(const RingPlan &ring, Value counter) {
+std::pair<Value, Value> GpuKernelLowering::ringPosition(const RingStages &ring, Value counter) {
   Value n = LLVM::LoadOp::create(b, loc(), b.getI32Type(), counter);
   Value nIdx = arith::IndexCastUIOp::create(b, loc(), b.getIndexType(), n);
   Value stage = arith::RemUIOp::create(b, loc(), nIdx, cIndex(ring.depth));
@@ -1613,17 +1626,7 @@ LogicalResult GpuKernelLowering::lowerRingLoad(const RingPlan &ring, LoadOp load
     return success();
   }
   // The stage holds the box row-major: the tile, dense.
-  ViewInfo stageView;
-  stageView.ptr = ringStage(ring, stage);
-  stageView.type =
-      ViewType::get(b.getContext(), tileType.getShape(), {}, tileType.getElementType());
-  int64_t stride = 1;
-  stageView.strides.resize(tileType.getRank());
-  for (int64_t d = tileType.getRank() - 1; d >= 0; --d) {
-    stageView.dims.insert(stageView.dims.begin(), cIndex(tileType.getShape()[d]));
-    stageView.strides[d] = cIndex(stride);
-    stride *= tileType.getShape()[d];
-  }
+  ViewInfo stageView = denseStage(ringStage(ring, stage), tileType);
   SmallVector<Value> zeros(tileType.getRank(), cIndex(0));
   SmallVector<int64_t> keep = llvm::to_vector(llvm::seq<int64_t>(0, tileType.getRank()));
   // The box came whole from inside the tensor (zeros outside it): limits
@@ -1656,10 +1659,193 @@ LogicalResult GpuKernelLowering::lowerRingLoad(const RingPlan &ring, LoadOp load
   return success();
 }
 
+ViewInfo GpuKernelLowering::denseStage(Value base, TileType tile) {
+  ViewInfo v;
+  v.ptr = base;
+  v.type = ViewType::get(b.getContext(), tile.getShape(), {}, tile.getElementType());
+  int64_t stride = 1;
+  v.strides.resize(tile.getRank());
+  for (int64_t d = tile.getRank() - 1; d >= 0; --d) {
+    v.dims.insert(v.dims.begin(), cIndex(tile.getShape()[d]));
+    v.strides[d] = cIndex(stride);
+    stride *= tile.getShape()[d];
+  }
+  return v;
+}
+
+LogicalResult GpuKernelLowering::lowerRingStore(const StoreRingPlan &ring, StoreOp store) {
+  unsigned index = &ring - plan.storeRings.data();
+  MLIRContext *ctx = b.getContext();
+  TileType tileType = store.getValue().getType();
+  if (ring.writer == role) {
+    auto [stage, parity] = ringPosition(ring, stagesWritten[index]);
+    // The copies have read this stage (a fresh barrier passes parity 1).
+    waitBarrier(ringBarrier(ring, add(stage, cIndex(ring.depth))),
+                arith::XOrIOp::create(b, loc(), parity, cI32(1)));
+    SmallVector<Value> zeros(tileType.getRank(), cIndex(0));
+    SmallVector<int64_t> keep = llvm::to_vector(llvm::seq<int64_t>(0, tileType.getRank()));
+    if (failed(lowerAccess(denseStage(ringStage(ring, stage), tileType), zeros, {}, {}, keep,
+                           /*masked=*/false, store.getValue(), /*isLoad=*/false, 0.0)))
+      return failure();
+    // The bulk copies read the stage through the async proxy.
+    NVVM::FenceProxyOp::create(b, loc(),
+                               NVVM::ProxyKindAttr::get(ctx, NVVM::ProxyKind::async_shared),
+                               NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+    NVVM::MBarrierArriveOp::create(b, loc(), Type(), ringBarrier(ring, stage), Value());
+    bumpCounter(stagesWritten[index]);
+    return success();
+  }
+  // The copier: its role's one thread.
+  auto [stage, parity] = ringPosition(ring, stagesCopied[index]);
+  waitBarrier(ringBarrier(ring, stage), parity);
+  copyStageOut(store, ringStage(ring, stage));
+  // A stage is free once its copies have read it. Waiting for all but the
+  // last depth - 1 groups frees the stage the writer needs next while this
+  // one's copies still run.
+  NVVM::CpAsyncBulkCommitGroupOp::create(b, loc());
+  NVVM::CpAsyncBulkWaitGroupOp::create(b, loc(), ring.depth - 1, b.getUnitAttr());
+  Value n = arith::IndexCastUIOp::create(
+      b, loc(), b.getIndexType(),
+      LLVM::LoadOp::create(b, loc(), b.getI32Type(), stagesCopied[index]));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    int64_t behind = ring.depth - 1;
+    if (behind)
+      enterIf(arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::uge, n, cIndex(behind)));
+    Value freed = arith::RemUIOp::create(
+        b, loc(), arith::SubIOp::create(b, loc(), n, cIndex(behind)), cIndex(ring.depth));
+    NVVM::MBarrierArriveOp::create(b, loc(), Type(),
+                                   ringBarrier(ring, add(freed, cIndex(ring.depth))), Value());
+  }
+  bumpCounter(stagesCopied[index]);
+  return success();
+}
+
+void GpuKernelLowering::copyStageOut(StoreOp store, Value stageBase) {
+  const ViewInfo &vi = views[store.getView()];
+  TileType tileType = store.getValue().getType();
+  Type elem = tileType.getElementType();
+  int64_t elemBytes = std::max(1u, elem.getIntOrFloatBitWidth() / 8);
+  ArrayRef<int64_t> shape = tileType.getShape(), keep = store.getKeep();
+  unsigned last = shape.size() - 1, inner = keep[last];
+  int64_t width = shape[last];
+  SmallVector<Value> starts = mapped(store.getIndices()), floors = mapped(store.getFloors()),
+                     limits = mapped(store.getLimits());
+  bool masked = store.getMasked();
+  auto constant = [](Value v) -> std::optional<int64_t> {
+    if (auto c = v.getDefiningOp<arith::ConstantIndexOp>())
+      return c.value();
+    return std::nullopt;
+  };
+  // The elements [lo, hi) of tile dim td the store keeps (the same checks
+  // as an element's), and whether they may be fewer than all.
+  auto kept = [&](unsigned td, Value &lo, Value &hi) {
+    unsigned vd = keep[td];
+    Value start = starts[vd];
+    lo = cIndex(0);
+    hi = cIndex(shape[td]);
+    if (!masked)
+      return false;
+    bool cut = false;
+    auto bound = [&](Value end) {
+      hi = arith::MinSIOp::create(b, loc(), hi, arith::SubIOp::create(b, loc(), end, start));
+      cut = true;
+    };
+    std::optional<int64_t> s = constant(start);
+    if (vi.type.isDynamicDim(vd) || !s || *s + shape[td] > vi.type.getShape()[vd])
+      bound(vi.dims[vd]);
+    if (!limits.empty()) {
+      std::optional<int64_t> limit = constant(limits[vd]);
+      if (!limit || vi.type.isDynamicDim(vd) || *limit < vi.type.getShape()[vd])
+        bound(limits[vd]);
+    }
+    // Nothing before the view's start (or the sub-view's floor).
+    if (!s || *s < 0 || !floors.empty()) {
+      Value floor = floors.empty() ? cIndex(0) : floors[vd];
+      if (!s || constant(floor) != std::optional<int64_t>(0) || *s < 0) {
+        lo = arith::MaxSIOp::create(b, loc(), lo, arith::SubIOp::create(b, loc(), floor, start));
+        cut = true;
+      }
+    }
+    return cut;
+  };
+  Value innerLo, innerHi;
+  bool cut = kept(last, innerLo, innerHi);
+  // Rows start 16-byte aligned when the view's rows are a multiple of 16
+  // bytes (views are 16-byte aligned) and so is the window's start in a row.
+  int64_t innermost = vi.type.getShape().back();
+  bool alignedRows = !ShapedType::isDynamic(innermost) && innermost * elemBytes % 16 == 0 &&
+                     knownMultipleOf(starts[inner], std::max<int64_t>(1, 16 / elemBytes));
+  Value whole;
+  if (cut)
+    whole =
+        andOf(arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::eq, innerLo, cIndex(0)),
+              arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::eq, innerHi, cIndex(width)));
+  // One loop per leading tile dim, over the rows the store keeps.
+  OpBuilder::InsertionGuard guard(b);
+  Value offset = cIndex(0), stageRow = cIndex(0);
+  int64_t stageStride = width;
+  SmallVector<Value> coords(shape.size());
+  for (int64_t td = last - 1; td >= 0; --td) {
+    Value lo, hi;
+    kept(td, lo, hi);
+    auto rows = scf::ForOp::create(b, loc(), lo, hi, cIndex(1));
+    b.setInsertionPoint(rows.getBody()->getTerminator());
+    coords[td] = rows.getInductionVar();
+  }
+  for (int64_t td = last - 1; td >= 0; --td) {
+    stageRow = add(stageRow, mul(coords[td], cIndex(stageStride)));
+    stageStride *= shape[td];
+  }
+  for (unsigned vd = 0; vd < starts.size(); ++vd) {
+    Value coord = starts[vd];
+    auto pos = llvm::find(keep, (int64_t)vd);
+    if (pos != keep.end() && (unsigned)(pos - keep.begin()) != last)
+      coord = add(coord, coords[pos - keep.begin()]);
+    offset = add(offset, mul(coord, vi.strides[vd]));
+  }
+  Type i64 = b.getI64Type();
+  auto global = [&](Value elemOffset) {
+    return LLVM::GEPOp::create(b, loc(), vi.ptr.getType(), elem, vi.ptr,
+                               ValueRange{arith::IndexCastOp::create(b, loc(), i64, elemOffset)});
+  };
+  Value rowStage = sharedElem(stageBase, elem, stageRow);
+  Value rowGlobal = global(offset);
+  // One bulk copy for a whole row at a 16-byte aligned address; plain
+  // stores for the rest of a cut or misaligned row.
+  if (!alignedRows)
+    whole = andOf(whole, arith::CmpIOp::create(
+                             b, loc(), arith::CmpIPredicate::eq,
+                             arith::AndIOp::create(
+                                 b, loc(), LLVM::PtrToIntOp::create(b, loc(), i64, rowGlobal),
+                                 arith::ConstantIntOp::create(b, loc(), 15, 64)),
+                             arith::ConstantIntOp::create(b, loc(), 0, 64)));
+  auto copyRow = [&] {
+    NVVM::CpAsyncBulkSharedCTAToGlobalOp::create(b, loc(), rowGlobal, rowStage,
+                                                 cI32(width * elemBytes), Value(), Value());
+  };
+  if (!whole) {
+    copyRow();
+    return;
+  }
+  auto bulk = scf::IfOp::create(b, loc(), TypeRange{}, whole, /*withElse=*/true);
+  {
+    OpBuilder::InsertionGuard inBulk(b);
+    b.setInsertionPoint(bulk.thenBlock()->getTerminator());
+    copyRow();
+  }
+  b.setInsertionPoint(bulk.elseBlock()->getTerminator());
+  auto elems = scf::ForOp::create(b, loc(), innerLo, innerHi, cIndex(1));
+  b.setInsertionPoint(elems.getBody()->getTerminator());
+  Value j = elems.getInductionVar();
+  Value v = LLVM::LoadOp::create(b, loc(), elem, sharedElem(rowStage, elem, j), elemBytes);
+  LLVM::StoreOp::create(b, loc(), v, global(add(offset, mul(j, vi.strides[inner]))), elemBytes);
+}
+
 void GpuKernelLowering::initShared() {
   // Roles with MMA barriers are those with tensor-memory columns or an
   // issuer.
-  if (plan.rings.empty() && !plan.tmemColumns && !hasIssuer())
+  if (plan.rings.empty() && plan.storeRings.empty() && !plan.tmemColumns && !hasIssuer())
     return;
   MLIRContext *ctx = b.getContext();
   auto cta1 = NVVM::CTAGroupKindAttr::get(ctx, NVVM::CTAGroupKind::CTA_1);
@@ -1682,6 +1868,15 @@ void GpuKernelLowering::initShared() {
         NVVM::MBarrierInitOp::create(b, loc(), ringBarrier(ring, cIndex(s)), cI32(1), Value());
         NVVM::MBarrierInitOp::create(b, loc(), ringBarrier(ring, cIndex(ring.depth + s)),
                                      cI32(ring.consumerThreads), Value());
+      }
+    // A store ring's stage is full when every thread of its writer has
+    // written it, free when the copier's copies have read it.
+    for (const StoreRingPlan &ring : plan.storeRings)
+      for (int64_t s = 0; s < ring.depth; ++s) {
+        NVVM::MBarrierInitOp::create(b, loc(), ringBarrier(ring, cIndex(s)),
+                                     cI32(plan.roles[ring.writer].numWarps * 32), Value());
+        NVVM::MBarrierInitOp::create(b, loc(), ringBarrier(ring, cIndex(ring.depth + s)), cI32(1),
+                                     Value());
       }
     // A role's MMA barrier completes a phase when tcgen05.commit arrives,
     // or when every thread of a wgmma issuer has written the result; its
@@ -1749,6 +1944,9 @@ LogicalResult GpuKernelLowering::lowerRole(unsigned r, Block &body, const IRMapp
   for (Operation &op : body)
     if (failed(lowerOp(&op)))
       return failure();
+  // The role's bulk stores complete before the CTA exits.
+  if (llvm::any_of(plan.storeRings, [&](const StoreRingPlan &ring) { return ring.issuer == r; }))
+    NVVM::CpAsyncBulkWaitGroupOp::create(b, loc(), 0, UnitAttr());
   return success();
 }
 
@@ -1837,15 +2035,19 @@ LogicalResult GpuKernelLowering::run() {
                              Attribute(), /*alignment=*/1024, /*addrSpace=*/3);
     b.restoreInsertionPoint(OpBuilder::InsertPoint(entry, Block::iterator(ret)));
     dynamicSmem = LLVM::AddressOfOp::create(b, loc(), ptr3, "__kiln_dynamic_smem");
-    Value one = cI32(1);
+    auto zeroCounter = [&] {
+      Value c = LLVM::AllocaOp::create(b, loc(), ptr0, b.getI32Type(), cI32(1), 4);
+      LLVM::StoreOp::create(b, loc(), cI32(0), c);
+      return c;
+    };
     for (size_t i = 0; i < plan.rings.size(); ++i) {
       tensorMaps.push_back(entry->getArgument(firstMap + i));
-      for (auto *counters : {&issued, &consumed}) {
-        Value c = LLVM::AllocaOp::create(b, loc(), ptr0, b.getI32Type(), one, 4);
-        LLVM::StoreOp::create(b, loc(), cI32(0), c);
-        counters->push_back(c);
-      }
+      for (auto *counters : {&issued, &consumed})
+        counters->push_back(zeroCounter());
     }
+    for (size_t i = 0; i < plan.storeRings.size(); ++i)
+      for (auto *counters : {&stagesWritten, &stagesCopied})
+        counters->push_back(zeroCounter());
   }
   if (plan.tmemColumns || hasIssuer()) {
     mmaWaits = LLVM::AllocaOp::create(b, loc(), ptr0, b.getI32Type(), cI32(1), 4);

@@ -220,6 +220,19 @@ void closeOver(KernelPlan &plan, unsigned role, ArrayRef<Operation *> seeds) {
           work.push_back(def);
       continue;
     }
+    // A handed-over store: its writer needs the tile, its copier where it
+    // goes.
+    if (const StoreRingPlan *out = plan.storeRingOf(op)) {
+      auto store = cast<StoreOp>(op);
+      if (out->issuer != role) {
+        pushValue(store.getValue());
+        continue;
+      }
+      for (OpOperand &operand : op->getOpOperands())
+        if (operand.get() != store.getValue())
+          pushValue(operand.get());
+      continue;
+    }
     const RingPlan *ring = plan.ringOf(op);
     if (ring && ring->issuer != role) {
       // The readers re-apply limits (tokens past a sequence's end) to what
@@ -277,7 +290,96 @@ LogicalResult planIssuer(KernelOp kernel, KernelPlan &plan, unsigned r,
   return success();
 }
 
+/// A `copy: bulk` pipeline: the store it carries leaves through a ring of
+/// shared-memory stages that the role owning the store copies out.
+LogicalResult planStoreRing(KernelOp kernel, KernelPlan &plan, PipelineAttr p,
+                            const llvm::StringMap<Operation *> &byId,
+                            function_ref<int(StringRef)> roleOwning) {
+  if (p.getBuffers().size() != 1)
+    return kernel.emitOpError("pipeline '")
+               << p.getName().getValue() << "' carries " << p.getBuffers().size()
+               << " stores; the GPU lowering builds one ring per store: give each its own "
+                  "pipeline",
+           failure();
+  StringRef id = cast<StringAttr>(p.getBuffers()[0]).getValue();
+  auto store = dyn_cast_or_null<StoreOp>(byId.lookup(id));
+  if (!store)
+    return kernel.emitOpError("pipeline '")
+               << p.getName().getValue() << "' copies '" << id
+               << "' with `copy: bulk`, which carries stores; a load travels by `copy: tma`",
+           failure();
+  if (!isa<BlockArgument>(store.getView()))
+    return store.emitOpError("writes a view that is not a kernel argument"), failure();
+  auto view = cast<ViewType>(store.getView().getType());
+  TileType tile = store.getValue().getType();
+  int64_t elemBytes = std::max<int64_t>(1, tile.getElementType().getIntOrFloatBitWidth() / 8);
+  // Each row of the tile is one copy of contiguous bytes.
+  if (tile.getRank() == 0 || store.getKeep().back() != view.getRank() - 1)
+    return store.emitOpError("is in pipeline '")
+               << p.getName().getValue()
+               << "', but its tile has no dim along the view's contiguous dim; a bulk copy "
+                  "moves whole rows: store it with plain stores (no pipeline)",
+           failure();
+  int64_t rowBytes = tile.getShape().back() * elemBytes;
+  if (rowBytes % 16)
+    return store.emitOpError("copies rows of ")
+               << rowBytes << " bytes; a bulk copy moves a multiple of 16 bytes",
+           failure();
+  int owner = roleOwning(id);
+  if (owner < 0)
+    return store.emitOpError("is in pipeline '")
+               << p.getName().getValue() << "' but in no role: list it under the role that "
+               << "copies it out",
+           failure();
+  StoreRingPlan ring;
+  ring.store = store;
+  ring.pipeline = p.getName().str();
+  ring.depth = p.getDepth();
+  ring.stageBytes = tile.getNumElements() * elemBytes;
+  ring.stageStride = alignTo(ring.stageBytes, kRingAlignment);
+  ring.issuer = owner;
+  plan.storeRings.push_back(ring);
+  return success();
+}
+
+/// The role that computes a handed-over store's tile: the one computing
+/// role besides the role copying it out.
+LogicalResult chooseWriter(KernelOp kernel, KernelPlan &plan, StoreRingPlan &ring) {
+  int writer = -1;
+  for (auto [r, role] : llvm::enumerate(plan.roles)) {
+    if (r == ring.issuer || !role.computes())
+      continue;
+    if (writer >= 0)
+      return ring.store.emitOpError("is copied out by role '")
+                 << plan.roles[ring.issuer].name << "', but roles '" << plan.roles[writer].name
+                 << "' and '" << role.name
+                 << "' both compute; a handed-over store needs one role to compute its tile",
+             failure();
+    writer = r;
+  }
+  if (writer < 0)
+    return ring.store.emitOpError("is in pipeline '")
+               << ring.pipeline
+               << "', but no other role computes its tile; a bulk store hands a tile from the "
+                  "computing role to a role that copies it out",
+           failure();
+  if (plan.roles[ring.issuer].computes())
+    return ring.store.emitOpError("is copied out by role '")
+               << plan.roles[ring.issuer].name
+               << "', which also computes; a role copying stores out lists only copies",
+           failure();
+  ring.writer = writer;
+  return success();
+}
+
 } // namespace
+
+const StoreRingPlan *KernelPlan::storeRingOf(Operation *store) const {
+  for (const StoreRingPlan &r : storeRings)
+    if (tile::StoreOp ringStore = r.store; ringStore.getOperation() == store)
+      return &r;
+  return nullptr;
+}
 
 const RingPlan *KernelPlan::ringOf(Operation *load) const {
   for (const RingPlan &r : rings)
@@ -332,6 +434,11 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
   };
   for (Attribute a : schedule.getPipelines()) {
     auto p = cast<PipelineAttr>(a);
+    if (p.getCopy().getValue() == "bulk") {
+      if (failed(planStoreRing(kernel, plan, p, byId, roleOwning)))
+        return failure();
+      continue;
+    }
     if (p.getCopy().getValue() != "tma")
       continue; // plain loads: nothing to plan
     if (p.getBuffers().size() != 1)
@@ -397,29 +504,42 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
     plan.rings.push_back(ring);
   }
 
-  // What each role runs; an issuer last, as it follows the products of
-  // the role it serves.
+  // What each role runs: the ops it lists (everything, for a lone role),
+  // and for the computing role, the stores it hands to another role's
+  // bulk copies. A role that lists only copies it issues just copies.
+  SmallVector<SmallVector<Operation *>> seeds(plan.roles.size());
+  for (auto [r, role] : llvm::enumerate(plan.roles)) {
+    if (role.issuesMma)
+      continue;
+    if (plan.roles.size() == 1) {
+      kernel.getBody().walk([&](Operation *op) {
+        if (op->getParentOp() != kernel || !isa<ReturnOp>(op))
+          seeds[r].push_back(op);
+      });
+    } else {
+      for (Attribute id : cast<RoleAttr>(schedule.getRoles()[r]).getOps())
+        seeds[r].push_back(byId.lookup(cast<StringAttr>(id).getValue()));
+    }
+    role.copyOnly =
+        plan.roles.size() > 1 && !seeds[r].empty() && llvm::all_of(seeds[r], [&](Operation *op) {
+          const StoreRingPlan *out = plan.storeRingOf(op);
+          return plan.ringOf(op) || (out && out->issuer == r);
+        });
+  }
+  for (StoreRingPlan &ring : plan.storeRings) {
+    if (failed(chooseWriter(kernel, plan, ring)))
+      return failure();
+    seeds[ring.writer].push_back(ring.store);
+  }
+  // An issuer last, as it follows the products of the role it serves.
   SmallVector<unsigned> order = llvm::to_vector(llvm::seq<unsigned>(0, plan.roles.size()));
   std::stable_partition(order.begin(), order.end(),
                         [&](unsigned r) { return !plan.roles[r].issuesMma; });
   for (unsigned r : order) {
-    SmallVector<Operation *> seeds;
-    if (plan.roles[r].issuesMma) {
-      if (failed(planIssuer(kernel, plan, r, seeds)))
-        return failure();
-    } else if (plan.roles.size() == 1) {
-      kernel.getBody().walk([&](Operation *op) {
-        if (op->getParentOp() != kernel || !isa<ReturnOp>(op))
-          seeds.push_back(op);
-      });
-    } else {
-      for (Attribute id : cast<RoleAttr>(schedule.getRoles()[r]).getOps())
-        seeds.push_back(byId.lookup(cast<StringAttr>(id).getValue()));
-    }
+    if (plan.roles[r].issuesMma && failed(planIssuer(kernel, plan, r, seeds[r])))
+      return failure();
     RolePlan &role = plan.roles[r];
-    role.copyOnly = plan.roles.size() > 1 && !seeds.empty() &&
-                    llvm::all_of(seeds, [&](Operation *op) { return plan.ringOf(op); });
-    closeOver(plan, r, seeds);
+    closeOver(plan, r, seeds[r]);
     kernel.walk([&](ProgramIdsOp ids) { role.runs.insert(ids); });
   }
   for (RingPlan &ring : plan.rings) {
@@ -454,7 +574,16 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
       ring.offset = first.offset + placement[i].rowBytes;
       ring.stageStride = first.stageStride;
     }
+  for (StoreRingPlan &ring : plan.storeRings) {
+    offset = alignTo(offset, kRingAlignment);
+    ring.offset = offset;
+    offset += ring.depth * ring.stageStride;
+  }
   for (RingPlan &ring : plan.rings) {
+    ring.barrierOffset = offset;
+    offset += 2 * ring.depth * 8;
+  }
+  for (StoreRingPlan &ring : plan.storeRings) {
     ring.barrierOffset = offset;
     offset += 2 * ring.depth * 8;
   }

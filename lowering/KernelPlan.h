@@ -17,16 +17,21 @@
 
 namespace kiln {
 
+/// Where a ring of shared-memory stages lies: `depth` stages from `offset`,
+/// `stageStride` apart, and one full and one empty mbarrier per stage.
+struct RingStages {
+  int64_t depth = 1;
+  int64_t stageBytes = 0;    // one tile, as the copies write or read it
+  int64_t stageStride = 0;   // stageBytes rounded up to the ring alignment
+  int64_t offset = 0;        // stage 0, in dynamic shared memory
+  int64_t barrierOffset = 0; // full[0..depth) then empty[0..depth), 8 bytes each
+};
+
 /// A load whose tiles a TMA engine copies into a ring of shared-memory
-/// stages; one full and one empty mbarrier per stage.
-struct RingPlan {
+/// stages.
+struct RingPlan : RingStages {
   tile::LoadOp load;
   std::string pipeline;
-  int64_t depth = 1;
-  int64_t stageBytes = 0;             // one box, as the copy writes it
-  int64_t stageStride = 0;            // stageBytes rounded up to the ring alignment
-  int64_t offset = 0;                 // stage 0, in dynamic shared memory
-  int64_t barrierOffset = 0;          // full[0..depth) then empty[0..depth), 8 bytes each
   unsigned viewArg = 0;               // kernel argument the copies read
   llvm::SmallVector<int64_t> box;     // per view dim, outermost first
   unsigned issuer = 0;                // role that issues the copies
@@ -40,6 +45,19 @@ struct RingPlan {
   /// below the first's (`offset` points at them).
   int64_t swizzleBytes = 0, kBlocks = 1, kBlockStride = 0;
   bool mmaOperand() const { return swizzleBytes != 0; }
+};
+
+/// A store whose tiles the computing role hands, through a ring of
+/// shared-memory stages, to the role that owns the store, which copies each
+/// stage out with bulk copies (`cp.async.bulk`, one per row of the tile, rows
+/// masked by the store's limits). One full mbarrier per stage (the writer's
+/// threads arrive after they wrote it) and one empty (the copying thread
+/// arrives once the copies have read it).
+struct StoreRingPlan : RingStages {
+  tile::StoreOp store;
+  std::string pipeline;
+  unsigned issuer = 0; // the role owning the store: copies the stages out
+  unsigned writer = 0; // the computing role that fills them
 };
 
 struct RolePlan {
@@ -89,6 +107,7 @@ int64_t tensorMemoryColumnsOf(mlir::Operation *op, llvm::StringRef mma, int64_t 
 struct KernelPlan {
   llvm::SmallVector<RolePlan> roles; // at least one
   llvm::SmallVector<RingPlan, 2> rings;
+  llvm::SmallVector<StoreRingPlan, 1> storeRings;
   int64_t warps = 1;        // of the CTA
   int64_t layoutWarps = 1;  // warps every computing role has; tile layouts span them
   int64_t launchRegs = 0;   // per thread at launch (0: no cap)
@@ -104,6 +123,8 @@ struct KernelPlan {
   static mlir::FailureOr<KernelPlan> build(tile::KernelOp kernel);
   /// The ring that carries `load`, or null.
   const RingPlan *ringOf(mlir::Operation *load) const;
+  /// The store ring that carries `store`, or null.
+  const StoreRingPlan *storeRingOf(mlir::Operation *store) const;
   bool multiRole() const { return roles.size() > 1; }
 };
 

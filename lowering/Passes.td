@@ -268,6 +268,18 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
                        nvvm.mbarrier.try_wait.parity %done; nvvm.tcgen05.ld ...
       issuing role:    nvvm.mbarrier.try_wait.parity %ready
                        nvvm.tcgen05.mma ...; nvvm.tcgen05.commit %done
+
+    A store in a `copy: bulk` pipeline goes the other way, from the
+    computing role to the role owning it, through a ring of stages:
+
+      computing role:  nvvm.mbarrier.try_wait.parity %empty[s]
+                       llvm.store ... (the tile, row-major, into stage s)
+                       nvvm.fence.proxy; nvvm.mbarrier.arrive %full[s]
+      copying thread:  nvvm.mbarrier.try_wait.parity %full[s]
+                       nvvm.cp.async.bulk.global.shared.cta ... (per kept row)
+                       nvvm.cp.async.bulk.commit.group
+                       nvvm.cp.async.bulk.wait_group 1 {read}
+                       nvvm.mbarrier.arrive %empty[s - 1]
     The kernel's dynamic shared
     memory (rings, barriers, staging) is recorded as
     `kiln.dynamic_shared_bytes` on the `llvm.func` for the launch manifest.

@@ -21,6 +21,8 @@ int64_t kiln::pipelineSmemBytes(const Schedule &s, KernelOp kernel) {
     for (const Named &buf : p.buffers)
       if (auto load = dyn_cast_or_null<LoadOp>(byId.lookup(buf.name)))
         total += p.depth * tileBytes(load.getResult().getType());
+      else if (auto store = dyn_cast_or_null<StoreOp>(byId.lookup(buf.name)))
+        total += p.depth * tileBytes(store.getValue().getType());
   return total;
 }
 
@@ -61,9 +63,15 @@ bool kiln::applySchedule(const Schedule &s, KernelOp kernel, llvm::raw_ostream &
   for (const Pipeline &p : s.pipelines)
     for (const Named &buf : p.buffers) {
       Operation *op = byId.lookup(buf.name);
-      if (!op || !isa<LoadOp>(op)) {
+      // Bulk copies carry stores out; every other copy brings loads in.
+      bool out = p.copy.name == "bulk";
+      if (!op || (out ? !isa<StoreOp>(op) : !isa<LoadOp>(op))) {
+        std::string hint = !op   ? " (op ids: " + knownIds() + ")"
+                           : out ? "; a load travels by `copy: tma` (or ld, cp_async)"
+                                 : "; a store leaves by `copy: bulk`";
         errs << s.diag(buf.pos, "pipeline '" + p.name.name + "' carries '" + buf.name +
-                                    "', which is not a load of the kernel");
+                                    "', which is not a " + (out ? "store" : "load") +
+                                    " of the kernel" + hint);
         return false;
       }
     }
@@ -90,7 +98,7 @@ bool kiln::applySchedule(const Schedule &s, KernelOp kernel, llvm::raw_ostream &
       for (const Named &buf : p.buffers)
         if (!owned.count(buf.name)) {
           errs << s.diag(buf.pos, "no role issues the copies of '" + buf.name +
-                                      "': list it in the ops of the producer role");
+                                      "': list it in the ops of the role that copies it");
           return false;
         }
   }
