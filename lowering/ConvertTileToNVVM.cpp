@@ -55,6 +55,38 @@ struct ViewInfo {
   bool readOnly = false;
 };
 
+/// Which bounds of a masked access into a view a run-time test must check,
+/// per view dim; the others hold at compile time.
+struct WindowBounds {
+  const ViewInfo &vi;
+  ArrayRef<Value> starts, floors, limits;
+  static std::optional<int64_t> constant(Value v) {
+    if (auto c = v.getDefiningOp<arith::ConstantIndexOp>())
+      return c.value();
+    return std::nullopt;
+  }
+  /// [start, start + extent) provably lies inside static view dim vd.
+  bool inside(unsigned vd, int64_t extent) const {
+    std::optional<int64_t> s = constant(starts[vd]);
+    return !vi.type.isDynamicDim(vd) && s && *s + extent <= vi.type.getShape()[vd];
+  }
+  /// A limit tighter than the view's own dim: it may end anywhere, even
+  /// inside a vector.
+  bool limitBinds(unsigned vd) const {
+    if (limits.empty())
+      return false;
+    std::optional<int64_t> c = constant(limits[vd]);
+    return !c || vi.type.isDynamicDim(vd) || *c < vi.type.getShape()[vd];
+  }
+  /// A floor other than 0: the window may start before a sub-view.
+  bool floorBinds(unsigned vd) const {
+    if (floors.empty())
+      return false;
+    std::optional<int64_t> c = constant(floors[vd]);
+    return !c || *c > 0;
+  }
+};
+
 class GpuKernelLowering {
 public:
   GpuKernelLowering(KernelOp kernel, ModuleOp module, const KernelPlan &plan)
@@ -132,6 +164,14 @@ private:
   void enterIf(Value cond) {
     auto branch = scf::IfOp::create(b, loc(), TypeRange{}, cond, false);
     b.setInsertionPoint(branch.thenBlock()->getTerminator());
+  }
+  /// Orders this thread's generic-proxy shared-memory writes before the
+  /// async proxy's reads (tensor cores, bulk copies).
+  void fenceAsyncProxy() {
+    MLIRContext *ctx = b.getContext();
+    NVVM::FenceProxyOp::create(b, loc(),
+                               NVVM::ProxyKindAttr::get(ctx, NVVM::ProxyKind::async_shared),
+                               NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
   }
   /// This warpgroup's piece of `round` when `total` pieces are dealt to the
   /// role's `groups` warpgroups in turn; where the round runs out of pieces,
@@ -686,7 +726,6 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
   const Product &p = *planned;
   const MmaTiling &t = p.t;
   const std::optional<DotPair> &pair = p.pair;
-  MLIRContext *ctx = b.getContext();
   if (!p.aRing)
     stageMmaOperand(op.getLhs(), /*isLhs=*/true, t, t.aOffset, p.aSwizzled);
   if (!p.bRing)
@@ -697,8 +736,7 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
   auto [a, bAt] = operandsAt(p);
   // The tensor cores read shared memory through the async proxy: order the
   // generic-proxy stores before them, then wait for every thread's stores.
-  NVVM::FenceProxyOp::create(b, loc(), NVVM::ProxyKindAttr::get(ctx, NVVM::ProxyKind::async_shared),
-                             NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+  fenceAsyncProxy();
   if (plan.roles[role].issuer >= 0) {
     handOffProduct(t);
   } else if (kind == MmaTiling::Kind::Wgmma) {
@@ -1112,27 +1150,7 @@ LogicalResult GpuKernelLowering::lowerAccess(const ViewInfo &vi, ArrayRef<Value>
     }
     base = add(base, mul(idx, vi.strides[d]));
   }
-  // A limit tighter than the view's own dim: it may end anywhere, even
-  // inside a vector.
-  auto limitBinds = [&](unsigned vd) {
-    if (limits.empty())
-      return false;
-    auto c = limits[vd].getDefiningOp<arith::ConstantIndexOp>();
-    return !c || vi.type.isDynamicDim(vd) || c.value() < vi.type.getShape()[vd];
-  };
-  // A floor other than 0: the window may start before a sub-view.
-  auto floorBinds = [&](unsigned vd) {
-    if (floors.empty())
-      return false;
-    auto c = floors[vd].getDefiningOp<arith::ConstantIndexOp>();
-    return !c || c.value() > 0;
-  };
-  // A static dim the window provably stays inside needs no check.
-  auto inside = [&](unsigned td) {
-    unsigned vd = keep[td];
-    auto c = starts[vd].getDefiningOp<arith::ConstantIndexOp>();
-    return !vi.type.isDynamicDim(vd) && c && c.value() + l.shape[td] <= vi.type.getShape()[vd];
-  };
+  WindowBounds bounds{vi, starts, floors, limits};
   // Vector width along the last tile dim when it is the view's contiguous
   // dim, no limit cuts it and every vector start is provably aligned. The
   // dim's own end then never falls inside a vector (static, a multiple of
@@ -1141,7 +1159,7 @@ LogicalResult GpuKernelLowering::lowerAccess(const ViewInfo &vi, ArrayRef<Value>
   int64_t vec = 1;
   unsigned last = rank - 1;
   if (!l.isUnit(last) && keep[last] == (int64_t)vi.type.getRank() - 1 &&
-      !(masked && (limitBinds(keep[last]) || floorBinds(keep[last])))) {
+      !(masked && (bounds.limitBinds(keep[last]) || bounds.floorBinds(keep[last])))) {
     int64_t innermost = vi.type.getShape().back();
     vec = std::min<int64_t>(l.size[l.dims[last]], 16 / elemBytes);
     while (vec > 1 && (ShapedType::isDynamic(innermost) || innermost % vec != 0 ||
@@ -1170,13 +1188,14 @@ LogicalResult GpuKernelLowering::lowerAccess(const ViewInfo &vi, ArrayRef<Value>
         offset = add(offset, mul(cIndex(c), vi.strides[vd]));
       if (masked) {
         Value coord = add(coordBase[td], cIndex(c));
-        if (!inside(td))
+        // A static dim the window provably stays inside needs no check.
+        if (!bounds.inside(vd, l.shape[td]))
           inBounds = andOf(inBounds, arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult,
                                                            coord, vi.dims[vd]));
-        if (limitBinds(vd))
+        if (bounds.limitBinds(vd))
           inBounds = andOf(inBounds, arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt,
                                                            coord, limits[vd]));
-        if (floorBinds(vd))
+        if (bounds.floorBinds(vd))
           inBounds = andOf(inBounds, arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::sge,
                                                            coord, floors[vd]));
       }
@@ -1675,7 +1694,6 @@ ViewInfo GpuKernelLowering::denseStage(Value base, TileType tile) {
 
 LogicalResult GpuKernelLowering::lowerRingStore(const StoreRingPlan &ring, StoreOp store) {
   unsigned index = &ring - plan.storeRings.data();
-  MLIRContext *ctx = b.getContext();
   TileType tileType = store.getValue().getType();
   if (ring.writer == role) {
     auto [stage, parity] = ringPosition(ring, stagesWritten[index]);
@@ -1688,9 +1706,7 @@ LogicalResult GpuKernelLowering::lowerRingStore(const StoreRingPlan &ring, Store
                            /*masked=*/false, store.getValue(), /*isLoad=*/false, 0.0)))
       return failure();
     // The bulk copies read the stage through the async proxy.
-    NVVM::FenceProxyOp::create(b, loc(),
-                               NVVM::ProxyKindAttr::get(ctx, NVVM::ProxyKind::async_shared),
-                               NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+    fenceAsyncProxy();
     NVVM::MBarrierArriveOp::create(b, loc(), Type(), ringBarrier(ring, stage), Value());
     bumpCounter(stagesWritten[index]);
     return success();
@@ -1732,13 +1748,9 @@ void GpuKernelLowering::copyStageOut(StoreOp store, Value stageBase) {
   SmallVector<Value> starts = mapped(store.getIndices()), floors = mapped(store.getFloors()),
                      limits = mapped(store.getLimits());
   bool masked = store.getMasked();
-  auto constant = [](Value v) -> std::optional<int64_t> {
-    if (auto c = v.getDefiningOp<arith::ConstantIndexOp>())
-      return c.value();
-    return std::nullopt;
-  };
+  WindowBounds bounds{vi, starts, floors, limits};
   // The elements [lo, hi) of tile dim td the store keeps (the same checks
-  // as an element's), and whether they may be fewer than all.
+  // as an element's in lowerAccess), and whether they may be fewer than all.
   auto kept = [&](unsigned td, Value &lo, Value &hi) {
     unsigned vd = keep[td];
     Value start = starts[vd];
@@ -1751,21 +1763,17 @@ void GpuKernelLowering::copyStageOut(StoreOp store, Value stageBase) {
       hi = arith::MinSIOp::create(b, loc(), hi, arith::SubIOp::create(b, loc(), end, start));
       cut = true;
     };
-    std::optional<int64_t> s = constant(start);
-    if (vi.type.isDynamicDim(vd) || !s || *s + shape[td] > vi.type.getShape()[vd])
+    if (!bounds.inside(vd, shape[td]))
       bound(vi.dims[vd]);
-    if (!limits.empty()) {
-      std::optional<int64_t> limit = constant(limits[vd]);
-      if (!limit || vi.type.isDynamicDim(vd) || *limit < vi.type.getShape()[vd])
-        bound(limits[vd]);
-    }
-    // Nothing before the view's start (or the sub-view's floor).
-    if (!s || *s < 0 || !floors.empty()) {
-      Value floor = floors.empty() ? cIndex(0) : floors[vd];
-      if (!s || constant(floor) != std::optional<int64_t>(0) || *s < 0) {
-        lo = arith::MaxSIOp::create(b, loc(), lo, arith::SubIOp::create(b, loc(), floor, start));
-        cut = true;
-      }
+    if (bounds.limitBinds(vd))
+      bound(limits[vd]);
+    // Nothing before the sub-view's floor, or before the view's start
+    // (lowerAccess's unsigned test) unless the start is known not negative.
+    std::optional<int64_t> s = WindowBounds::constant(start);
+    if (bounds.floorBinds(vd) || !s || *s < 0) {
+      Value floor = bounds.floorBinds(vd) ? floors[vd] : cIndex(0);
+      lo = arith::MaxSIOp::create(b, loc(), lo, arith::SubIOp::create(b, loc(), floor, start));
+      cut = true;
     }
     return cut;
   };

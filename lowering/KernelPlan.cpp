@@ -290,17 +290,11 @@ LogicalResult planIssuer(KernelOp kernel, KernelPlan &plan, unsigned r,
   return success();
 }
 
-/// A `copy: bulk` pipeline: the store it carries leaves through a ring of
+/// A `copy: bulk` pipeline of one buffer: the store it carries leaves through a ring of
 /// shared-memory stages that the role owning the store copies out.
 LogicalResult planStoreRing(KernelOp kernel, KernelPlan &plan, PipelineAttr p,
                             const llvm::StringMap<Operation *> &byId,
                             function_ref<int(StringRef)> roleOwning) {
-  if (p.getBuffers().size() != 1)
-    return kernel.emitOpError("pipeline '")
-               << p.getName().getValue() << "' carries " << p.getBuffers().size()
-               << " stores; the GPU lowering builds one ring per store: give each its own "
-                  "pipeline",
-           failure();
   StringRef id = cast<StringAttr>(p.getBuffers()[0]).getValue();
   auto store = dyn_cast_or_null<StoreOp>(byId.lookup(id));
   if (!store)
@@ -434,19 +428,22 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
   };
   for (Attribute a : schedule.getPipelines()) {
     auto p = cast<PipelineAttr>(a);
-    if (p.getCopy().getValue() == "bulk") {
-      if (failed(planStoreRing(kernel, plan, p, byId, roleOwning)))
-        return failure();
+    // TMA loads and bulk stores travel through rings; plain loads need no
+    // plan.
+    bool out = p.getCopy().getValue() == "bulk";
+    if (!out && p.getCopy().getValue() != "tma")
       continue;
-    }
-    if (p.getCopy().getValue() != "tma")
-      continue; // plain loads: nothing to plan
     if (p.getBuffers().size() != 1)
       return kernel.emitOpError("pipeline '")
                  << p.getName().getValue() << "' carries " << p.getBuffers().size()
                  << " buffers; the GPU lowering builds one ring per buffer: give each its own "
                     "pipeline",
              failure();
+    if (out) {
+      if (failed(planStoreRing(kernel, plan, p, byId, roleOwning)))
+        return failure();
+      continue;
+    }
     StringRef id = cast<StringAttr>(p.getBuffers()[0]).getValue();
     auto load = dyn_cast_or_null<LoadOp>(byId.lookup(id));
     if (!load)
