@@ -315,19 +315,61 @@ private:
   /// tcgen05: the role's first thread issues every item into the role's
   /// tensor-memory columns and commits to the role's mbarrier; the role
   /// waits on it and its warpgroups copy the columns to the result rows.
-  void issueTcgen05(const MmaTiling &t, OperandAt a, OperandAt b);
+  void issueTcgen05(const MmaTiling &t, OperandAt a, OperandAt b,
+                    const ResidentPlan *onto = nullptr);
   /// tcgen05 from the current thread: every item into the product role's
-  /// columns, then a commit that arrives on `done`.
-  void issueTcgen05Items(const MmaTiling &t, OperandAt a, OperandAt b, Value done);
+  /// columns (accumulating onto `onto`'s, when given), then a commit that
+  /// arrives on `done`.
+  void issueTcgen05Items(const MmaTiling &t, OperandAt a, OperandAt b, Value done,
+                         const ResidentPlan *onto = nullptr);
   /// Waits for the next phase of `barrier`, counting this thread's waits.
   void waitCounted(Value barrier);
   /// tcgen05: the role's warpgroups copy the product's columns to the
   /// result rows at t.dOffset of the staging area.
-  void readTensorMemory(const MmaTiling &t);
+  void readTensorMemory(const MmaTiling &t) {
+    copyColumnsToRows(t, productRole().tmemColumnOffset);
+  }
+  /// Visits each block of t.loadColumns columns of an accumulator planned as
+  /// `t` at tensor-memory column `columnBase` that this thread's warpgroup
+  /// takes: `visit(at, row, col0, inside)` gets the block's address in this
+  /// warp's lanes, the tile row this lane reaches there, the block's first
+  /// tile column, and whether that row is one of the tile's (null: always).
+  /// The whole warp runs `visit` (tcgen05.ld and st are warp-wide).
+  void forEachColumnBlock(const MmaTiling &t, int64_t columnBase,
+                          function_ref<void(Value at, Value row, Value col0, Value inside)> visit);
+  /// tcgen05.ld of `n` 32-bit columns at `at`, returned once they have
+  /// arrived (tcgen05.wait::ld).
+  SmallVector<Value> loadColumns(Value at, int64_t n);
+  /// Copies the accumulator at `columnBase` to the result rows at t.dOffset.
+  void copyColumnsToRows(const MmaTiling &t, int64_t columnBase);
+  // A tile kept in tensor memory (KernelPlan's ResidentPlan) lives in the
+  // columns its update product accumulates into, in that product's layout.
+  MmaTiling residentTiling(const ResidentPlan &res);
+  /// Writes `tile` (in registers) to the resident's columns, through the
+  /// result rows of the staging area.
+  void writeResident(const ResidentPlan &res, Value tile);
+  /// Reads the resident's columns into `result`'s registers.
+  void readResident(const ResidentPlan &res, Value result);
+  /// Multiplies the resident's columns by `factor` where they are.
+  void scaleResident(const ResidentPlan &res, Value factor);
+  /// Stages a copy of the resident cast to `copyElem` (the operand of a
+  /// product planned as `t`) straight from its columns: each lane converts
+  /// its row's columns and stores them K-major at `region`, rows from
+  /// `rowOffset`.
+  void stageResidentOperand(const ResidentPlan &res, Type copyElem, bool isLhs, const MmaTiling &t,
+                            int64_t region, bool swizzled, int64_t rowOffset);
+  /// The resident `op` (a dot) accumulates onto, or null.
+  const ResidentPlan *accumulatesOnto(Operation *op) {
+    const ResidentPlan *res = plan.residentTouchedBy(op);
+    return res && res->update == op ? res : nullptr;
+  }
+  /// Byte offset of element (row, k) of an operand staged K-major for `t`
+  /// with `rows` rows, from its region's start.
+  Value operandByteOffset(const MmaTiling &t, bool swizzled, int64_t rows, Value row, Value k);
   /// In a role that an issuer serves: hands the staged product over and
   /// waits until it is done (its result in tensor memory or, for wgmma, in
   /// the result rows).
-  void handOffProduct(const MmaTiling &t);
+  void handOffProduct(const MmaTiling &t, bool readBack = true);
   /// In an issuing role: waits for the served role's operands, then issues
   /// the product (of `op`, or the pair it starts) and signals it done.
   LogicalResult issueServedProduct(DotOp op, MmaTiling::Kind kind);
@@ -609,6 +651,10 @@ void GpuKernelLowering::stageMmaOperand(Value operand, bool isLhs, const MmaTili
   // Staged K-major: element (row, k) at t.operandOffset(row, k, ...), where
   // row is A's m or B's n.
   StagedOperand o = stagedOperand(operand, isLhs, t);
+  if (Operation *def = o.tile.getDefiningOp())
+    if (const ResidentPlan *res = plan.residentTouchedBy(def))
+      return stageResidentOperand(*res, cast<TileType>(o.tile.getType()).getElementType(), isLhs, t,
+                                  region, swizzled, rowOffset);
   Value tile = o.tile;
   const TileLayout &l = o.l;
   int64_t vec = o.vec;
@@ -628,31 +674,11 @@ void GpuKernelLowering::stageMmaOperand(Value operand, bool isLhs, const MmaTili
   }
   SmallVector<Value> bases = threadBases(l);
   Value areaStart = cIndex(plan.roles[role].stagingOffset + region);
-  // MmaTiling::operandOffset as K block + row + (byte in the row XOR the
-  // row's permutation). A register's constant rows and K bytes add to the
-  // thread's own when they keep its permutation (whole 8-row atoms) and its
-  // byte in the row (whole K blocks); other registers compute theirs.
-  auto permutation = [&](Value row) -> Value {
-    Value bits = arith::ShRUIOp::create(b, loc(), mul(row, cIndex(block)), cIndex(7));
-    return arith::ShLIOp::create(
-        b, loc(), arith::AndIOp::create(b, loc(), bits, cIndex(block / 16 - 1)), cIndex(4));
-  };
-  auto kParts = [&](Value k) -> std::pair<Value, Value> {
-    Value kByte = mul(k, cIndex(t.elemBytes));
-    return {mul(arith::DivUIOp::create(b, loc(), kByte, cIndex(block)), cIndex(rows * block)),
-            arith::RemUIOp::create(b, loc(), kByte, cIndex(block))};
-  };
-  // The permutation only moves bits [4, 7), which a row's start leaves 0.
-  auto offsetOf = [&](Value row, Value kBlock, Value byte) {
-    Value inBlock = add(mul(row, cIndex(block)), byte);
-    if (swizzled)
-      inBlock = arith::XOrIOp::create(b, loc(), inBlock, permutation(row));
-    return add(kBlock, inBlock);
-  };
-  // Whole 8-row groups down keep every row's permutation.
+  // A register's constant rows and K bytes add to the thread's own offset
+  // when they keep its permutation (whole 8-row atoms) and its byte in the
+  // row (whole K blocks); other registers compute theirs.
   Value rowBase = add(bases[rowDim], cIndex(rowOffset)), kBase = bases[kDim];
-  auto [baseBlock, baseByte] = kParts(kBase);
-  Value threadStart = add(areaStart, offsetOf(rowBase, baseBlock, baseByte));
+  Value threadStart = add(areaStart, operandByteOffset(t, swizzled, rows, rowBase, kBase));
   const Regs &x = regs[tile];
   for (int64_t r = 0; r < l.numRegs(); ++r) {
     SmallVector<int64_t, 2> ri = l.regIndex(r);
@@ -664,8 +690,8 @@ void GpuKernelLowering::stageMmaOperand(Value operand, bool isLhs, const MmaTili
     if (samePermutation && kC * t.elemBytes % block == 0) {
       addr = smemAt(add(threadStart, cIndex(t.linearOffset(rowC, kC, rows, swizzled))));
     } else {
-      auto [kBlock, byte] = kParts(add(kBase, cIndex(kC)));
-      addr = smemAt(add(areaStart, offsetOf(add(rowBase, cIndex(rowC)), kBlock, byte)));
+      addr = smemAt(add(areaStart, operandByteOffset(t, swizzled, rows, add(rowBase, cIndex(rowC)),
+                                                     add(kBase, cIndex(kC)))));
     }
     if (vec == 1) {
       LLVM::StoreOp::create(b, loc(), scalarCast(b, loc(), x[r], stored), addr);
@@ -681,6 +707,25 @@ void GpuKernelLowering::stageMmaOperand(Value operand, bool isLhs, const MmaTili
     }
     LLVM::StoreOp::create(b, loc(), v, addr, vec * t.elemBytes);
   }
+}
+
+Value GpuKernelLowering::operandByteOffset(const MmaTiling &t, bool swizzled, int64_t rows,
+                                           Value row, Value k) {
+  // MmaTiling::operandOffset: the K block, then the row, then the byte in
+  // the row XOR the row's permutation (which only moves bits [4, 7), left
+  // 0 by a row's start).
+  int64_t block = t.blockBytes(swizzled);
+  Value kByte = mul(k, cIndex(t.elemBytes));
+  Value kBlock = mul(arith::DivUIOp::create(b, loc(), kByte, cIndex(block)), cIndex(rows * block));
+  Value byte = arith::RemUIOp::create(b, loc(), kByte, cIndex(block));
+  Value inBlock = add(mul(row, cIndex(block)), byte);
+  if (swizzled) {
+    Value bits = arith::ShRUIOp::create(b, loc(), mul(row, cIndex(block)), cIndex(7));
+    Value permutation = arith::ShLIOp::create(
+        b, loc(), arith::AndIOp::create(b, loc(), bits, cIndex(block / 16 - 1)), cIndex(4));
+    inBlock = arith::XOrIOp::create(b, loc(), inBlock, permutation);
+  }
+  return add(kBlock, inBlock);
 }
 
 FailureOr<GpuKernelLowering::Product> GpuKernelLowering::planProduct(DotOp op, MmaTiling::Kind kind,
@@ -726,6 +771,11 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
   const Product &p = *planned;
   const MmaTiling &t = p.t;
   const std::optional<DotPair> &pair = p.pair;
+  // Onto a resident tile: scaled in place first, the product accumulated
+  // where it lies, nothing read back.
+  const ResidentPlan *onto = accumulatesOnto(op);
+  if (onto && onto->factor)
+    scaleResident(*onto, regs[onto->factor][0]);
   if (!p.aRing)
     stageMmaOperand(op.getLhs(), /*isLhs=*/true, t, t.aOffset, p.aSwizzled);
   if (!p.bRing)
@@ -738,12 +788,12 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
   // generic-proxy stores before them, then wait for every thread's stores.
   fenceAsyncProxy();
   if (plan.roles[role].issuer >= 0) {
-    handOffProduct(t);
+    handOffProduct(t, /*readBack=*/!onto);
   } else if (kind == MmaTiling::Kind::Wgmma) {
     syncRole();
     issueWgmma(t, a, bAt);
   } else {
-    issueTcgen05(t, a, bAt);
+    issueTcgen05(t, a, bAt, onto);
   }
   syncRole();
   // The product has read its ring stages: give them back to the copies.
@@ -751,6 +801,8 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
     if (r)
       NVVM::MBarrierArriveOp::create(
           b, loc(), Type(), ringBarrier(*r->ring, add(r->stage, cIndex(r->ring->depth))), Value());
+  if (onto)
+    return success();
   Value dBase = stagingBase(t.dOffset);
   // Each result reads its rows (its columns, for a pair sharing A) back.
   Type f32 = b.getF32Type();
@@ -863,7 +915,7 @@ void GpuKernelLowering::issueWgmma(const MmaTiling &t, OperandAt a, OperandAt bA
 }
 
 void GpuKernelLowering::issueTcgen05Items(const MmaTiling &t, OperandAt a, OperandAt bAt,
-                                          Value done) {
+                                          Value done, const ResidentPlan *onto) {
   bool aSwizzled = a.swizzled, bSwizzled = bAt.swizzled;
   using Operands = MmaTiling::Operands;
   MLIRContext *ctx = b.getContext();
@@ -879,7 +931,8 @@ void GpuKernelLowering::issueTcgen05Items(const MmaTiling &t, OperandAt a, Opera
     int64_t mTile = item / t.nParts, nPart = item % t.nParts;
     int64_t aStart = mTile * t.instrM * t.blockBytes(aSwizzled);
     int64_t bStart = nPart * t.nChunk * t.blockBytes(bSwizzled);
-    Value d = tmemAt(cI32(rp.tmemColumnOffset + item * t.nChunk));
+    int64_t columns = onto ? onto->columnOffset : rp.tmemColumnOffset;
+    Value d = tmemAt(cI32(columns + item * t.nChunk));
     auto steps = scf::ForOp::create(b, loc(), cIndex(0), cIndex(t.K / t.kStep), cIndex(1));
     OpBuilder::InsertionGuard inLoop(b);
     b.setInsertionPoint(steps.getBody()->getTerminator());
@@ -892,7 +945,11 @@ void GpuKernelLowering::issueTcgen05Items(const MmaTiling &t, OperandAt a, Opera
                                         cIndex(rows * block)),
                                     arith::RemUIOp::create(b, loc(), kByte, cIndex(block))));
     };
-    Value accumulate = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ne, s, cIndex(0));
+    // Onto a resident tile every step accumulates; otherwise the first
+    // step overwrites what the last product left.
+    Value accumulate =
+        onto ? arith::ConstantIntOp::create(b, loc(), 1, 1).getResult()
+             : arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ne, s, cIndex(0)).getResult();
     NVVM::Tcgen05MMAOp::create(
         b, loc(), kind, cta1, NVVM::Tcgen05MMACollectorOpAttr(), UnitAttr(), d,
         operandDescriptor(t, a, stepOffset(aStart, t.rowsA, aSwizzled), t.rowsA),
@@ -910,7 +967,8 @@ void GpuKernelLowering::waitCounted(Value barrier) {
   LLVM::StoreOp::create(b, loc(), arith::AddIOp::create(b, loc(), waits, cI32(1)), mmaWaits);
 }
 
-void GpuKernelLowering::issueTcgen05(const MmaTiling &t, OperandAt a, OperandAt bAt) {
+void GpuKernelLowering::issueTcgen05(const MmaTiling &t, OperandAt a, OperandAt bAt,
+                                     const ResidentPlan *onto) {
   // The last products' columns were read (tcgen05.wait::ld) before the
   // barrier; the fences order those reads before the MMAs that overwrite them.
   tcgen05Fence(NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
@@ -919,14 +977,15 @@ void GpuKernelLowering::issueTcgen05(const MmaTiling &t, OperandAt a, OperandAt 
   {
     OpBuilder::InsertionGuard guard(b);
     enterLeaderOnly();
-    issueTcgen05Items(t, a, bAt, barrier);
+    issueTcgen05Items(t, a, bAt, barrier, onto);
   }
   waitCounted(barrier);
   tcgen05Fence(NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
-  readTensorMemory(t);
+  if (!onto)
+    readTensorMemory(t);
 }
 
-void GpuKernelLowering::handOffProduct(const MmaTiling &t) {
+void GpuKernelLowering::handOffProduct(const MmaTiling &t, bool readBack) {
   const RolePlan &rp = plan.roles[role];
   bool tcgen05 = t.kind == MmaTiling::Kind::Tcgen05;
   // Every thread's staging stores (and, for tcgen05, its reads of the last
@@ -938,7 +997,8 @@ void GpuKernelLowering::handOffProduct(const MmaTiling &t) {
   if (!tcgen05)
     return; // the issuing warpgroup wrote the result rows
   tcgen05Fence(NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
-  readTensorMemory(t);
+  if (readBack)
+    readTensorMemory(t);
 }
 
 LogicalResult GpuKernelLowering::issueServedProduct(DotOp op, MmaTiling::Kind kind) {
@@ -964,14 +1024,14 @@ LogicalResult GpuKernelLowering::issueServedProduct(DotOp op, MmaTiling::Kind ki
   }
   OpBuilder::InsertionGuard guard(b);
   enterLeaderOnly();
-  issueTcgen05Items(t, a, bAt, done);
+  issueTcgen05Items(t, a, bAt, done, accumulatesOnto(op));
   return success();
 }
 
-void GpuKernelLowering::readTensorMemory(const MmaTiling &t) {
-  MLIRContext *ctx = b.getContext();
-  Type f32 = b.getF32Type(), i32 = b.getI32Type();
-  const RolePlan &rp = productRole();
+void GpuKernelLowering::forEachColumnBlock(
+    const MmaTiling &t, int64_t columnBase,
+    function_ref<void(Value at, Value row, Value col0, Value inside)> visit) {
+  Type i32 = b.getI32Type();
   // Each warp reaches the lanes of its quarter (its warp index in the CTA
   // mod 4): 32 rows of a 128-row product, or 16 (lanes 0-15 of the quarter)
   // of a 64-row one. The role's warpgroups take blocks of columns in turn.
@@ -982,40 +1042,15 @@ void GpuKernelLowering::readTensorMemory(const MmaTiling &t) {
       b, loc(), mul(arith::IndexCastOp::create(b, loc(), i32, quarter), cI32(32)), cI32(16));
   int64_t rowsPerQuarter = t.instrM / 4, perItem = t.nChunk / t.loadColumns;
   Value rowInTile = add(mul(quarter, cIndex(rowsPerQuarter)), lane);
-  Value dBase = stagingBase(t.dOffset);
-  auto loadType = VectorType::get({t.loadColumns}, i32);
-  auto quadType = VectorType::get({4}, f32);
   for (int64_t round = 0; round < t.loadRounds(); ++round) {
     OpBuilder::InsertionGuard guard(b);
     Value block = warpgroupTurn(wg, round, t.warpgroups, t.loadBlocks());
     Value item = arith::DivUIOp::create(b, loc(), block, cIndex(perItem));
     Value inItem = arith::RemUIOp::create(b, loc(), block, cIndex(perItem));
-    Value column = add(cIndex(rp.tmemColumnOffset),
+    Value column = add(cIndex(columnBase),
                        add(mul(item, cIndex(t.nChunk)), mul(inItem, cIndex(t.loadColumns))));
     Value at = tmemAt(arith::AddIOp::create(b, loc(), laneField,
                                             arith::IndexCastOp::create(b, loc(), i32, column)));
-    Value loaded = NVVM::Tcgen05LdOp::create(
-        b, loc(), loadType, UnitAttr(),
-        NVVM::Tcgen05LdStShapeAttr::get(ctx, NVVM::Tcgen05LdStShape::SHAPE_32X32B), at, Value());
-    // The loaded registers are defined only after tcgen05.wait::ld, but the
-    // wait as an intrinsic names none of them, and LLVM moves their uses
-    // above it. The wait goes through the registers instead: an asm that
-    // takes and gives back each of them, so every use comes after it.
-    std::string constraints;
-    for (int64_t j = 0; j < t.loadColumns; ++j)
-      constraints += "=r,";
-    for (int64_t j = 0; j < t.loadColumns; ++j)
-      constraints += std::to_string(j) + (j + 1 < t.loadColumns ? "," : "");
-    SmallVector<Value> words;
-    for (int64_t j = 0; j < t.loadColumns; ++j)
-      words.push_back(LLVM::ExtractElementOp::create(b, loc(), loaded, cI32(j)));
-    auto wordsType = LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(t.loadColumns, i32));
-    Value waited =
-        LLVM::InlineAsmOp::create(b, loc(), wordsType, words,
-                                  b.getStringAttr("tcgen05.wait::ld.sync.aligned;"),
-                                  b.getStringAttr(constraints), b.getUnitAttr(), UnitAttr(),
-                                  LLVM::TailCallKindAttr(), LLVM::AsmDialectAttr(), ArrayAttr())
-            .getResult(0);
     Value mTile = arith::DivUIOp::create(b, loc(), item, cIndex(t.nParts));
     Value nPart = arith::RemUIOp::create(b, loc(), item, cIndex(t.nParts));
     Value row = add(mul(mTile, cIndex(t.instrM)), rowInTile);
@@ -1024,22 +1059,171 @@ void GpuKernelLowering::readTensorMemory(const MmaTiling &t) {
       inside = below(lane, rowsPerQuarter);
     if (t.M % t.instrM)
       inside = andOf(inside, below(row, t.M));
+    Value col0 = add(mul(nPart, cIndex(t.nChunk)), mul(inItem, cIndex(t.loadColumns)));
+    visit(at, row, col0, inside);
+  }
+}
+
+SmallVector<Value> GpuKernelLowering::loadColumns(Value at, int64_t n) {
+  MLIRContext *ctx = b.getContext();
+  Type i32 = b.getI32Type();
+  Value loaded = NVVM::Tcgen05LdOp::create(
+      b, loc(), VectorType::get({n}, i32), UnitAttr(),
+      NVVM::Tcgen05LdStShapeAttr::get(ctx, NVVM::Tcgen05LdStShape::SHAPE_32X32B), at, Value());
+  // The loaded registers are defined only after tcgen05.wait::ld, but the
+  // wait as an intrinsic names none of them, and LLVM moves their uses
+  // above it. The wait goes through the registers instead: an asm that
+  // takes and gives back each of them, so every use comes after it.
+  std::string constraints;
+  for (int64_t j = 0; j < n; ++j)
+    constraints += "=r,";
+  for (int64_t j = 0; j < n; ++j)
+    constraints += std::to_string(j) + (j + 1 < n ? "," : "");
+  SmallVector<Value> words;
+  for (int64_t j = 0; j < n; ++j)
+    words.push_back(LLVM::ExtractElementOp::create(b, loc(), loaded, cI32(j)));
+  auto wordsType = LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(n, i32));
+  Value waited = LLVM::InlineAsmOp::create(
+                     b, loc(), wordsType, words, b.getStringAttr("tcgen05.wait::ld.sync.aligned;"),
+                     b.getStringAttr(constraints), b.getUnitAttr(), UnitAttr(),
+                     LLVM::TailCallKindAttr(), LLVM::AsmDialectAttr(), ArrayAttr())
+                     .getResult(0);
+  SmallVector<Value> out;
+  for (int64_t j = 0; j < n; ++j)
+    out.push_back(LLVM::ExtractValueOp::create(b, loc(), waited, j));
+  return out;
+}
+
+void GpuKernelLowering::copyColumnsToRows(const MmaTiling &t, int64_t columnBase) {
+  Type f32 = b.getF32Type();
+  Value dBase = stagingBase(t.dOffset);
+  auto quadType = VectorType::get({4}, f32);
+  forEachColumnBlock(t, columnBase, [&](Value at, Value row, Value col0, Value inside) {
+    SmallVector<Value> words = loadColumns(at, t.loadColumns);
     if (inside)
       enterIf(inside);
     // Columns past N land in the row's padding, which nobody reads.
-    Value col0 = add(mul(nPart, cIndex(t.nChunk)), mul(inItem, cIndex(t.loadColumns)));
     Value rowStart = add(mul(row, cIndex(t.dStride)), col0);
     for (int64_t q = 0; q < t.loadColumns / 4; ++q) {
       Value quad = LLVM::UndefOp::create(b, loc(), quadType);
-      for (int64_t j = 0; j < 4; ++j) {
-        Value bits = LLVM::ExtractValueOp::create(b, loc(), waited, 4 * q + j);
-        quad = LLVM::InsertElementOp::create(b, loc(), quad,
-                                             LLVM::BitcastOp::create(b, loc(), f32, bits), cI32(j));
-      }
+      for (int64_t j = 0; j < 4; ++j)
+        quad = LLVM::InsertElementOp::create(
+            b, loc(), quad, LLVM::BitcastOp::create(b, loc(), f32, words[4 * q + j]), cI32(j));
       LLVM::StoreOp::create(b, loc(), quad, sharedElem(dBase, f32, add(rowStart, cIndex(4 * q))),
                             16);
     }
-  }
+  });
+}
+
+MmaTiling GpuKernelLowering::residentTiling(const ResidentPlan &res) {
+  std::string why;
+  // KernelPlan sized the columns from this plan: it cannot fail here.
+  return *MmaTiling::get(MmaTiling::Kind::Tcgen05, res.update, plan.roles[res.role].numWarps, why);
+}
+
+void GpuKernelLowering::writeResident(const ResidentPlan &res, Value tile) {
+  MmaTiling t = residentTiling(res);
+  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  Value dBase = stagingBase(t.dOffset);
+  stageOutWith(
+      tile, [](Value v) { return v; },
+      [&](ArrayRef<Value> c) {
+        return sharedElem(dBase, f32, add(mul(c[0], cIndex(t.dStride)), c[1]));
+      });
+  syncRole();
+  MLIRContext *ctx = b.getContext();
+  auto quadType = VectorType::get({4}, f32);
+  forEachColumnBlock(t, res.columnOffset, [&](Value at, Value row, Value col0, Value inside) {
+    // Lanes past the tile's rows store what row 0 holds into columns' lanes
+    // no product reads.
+    if (inside)
+      row = arith::SelectOp::create(b, loc(), inside, row, cIndex(0));
+    Value rowStart = add(mul(row, cIndex(t.dStride)), col0);
+    Value words = LLVM::UndefOp::create(b, loc(), VectorType::get({t.loadColumns}, i32));
+    for (int64_t q = 0; q < t.loadColumns / 4; ++q) {
+      Value quad = LLVM::LoadOp::create(b, loc(), quadType,
+                                        sharedElem(dBase, f32, add(rowStart, cIndex(4 * q))), 16);
+      for (int64_t j = 0; j < 4; ++j)
+        words = LLVM::InsertElementOp::create(
+            b, loc(), words,
+            LLVM::BitcastOp::create(b, loc(), i32,
+                                    LLVM::ExtractElementOp::create(b, loc(), quad, cI32(j))),
+            cI32(4 * q + j));
+    }
+    NVVM::Tcgen05StOp::create(
+        b, loc(), UnitAttr(),
+        NVVM::Tcgen05LdStShapeAttr::get(ctx, NVVM::Tcgen05LdStShape::SHAPE_32X32B), at, words,
+        Value());
+  });
+  NVVM::Tcgen05WaitOp::create(b, loc(), NVVM::Tcgen05WaitKind::STORE);
+  syncRole(); // the rows are free for the next op
+}
+
+void GpuKernelLowering::readResident(const ResidentPlan &res, Value result) {
+  MmaTiling t = residentTiling(res);
+  copyColumnsToRows(t, res.columnOffset);
+  syncRole();
+  Value dBase = stagingBase(t.dOffset);
+  regs[result] = stageIn(layoutOf(result), b.getF32Type(), dBase, [&](ArrayRef<Value> c) {
+    return add(mul(c[0], cIndex(t.dStride)), c[1]);
+  });
+  syncRole();
+}
+
+void GpuKernelLowering::scaleResident(const ResidentPlan &res, Value factor) {
+  MmaTiling t = residentTiling(res);
+  MLIRContext *ctx = b.getContext();
+  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  forEachColumnBlock(t, res.columnOffset, [&](Value at, Value, Value, Value) {
+    SmallVector<Value> words = loadColumns(at, t.loadColumns);
+    Value scaled = LLVM::UndefOp::create(b, loc(), VectorType::get({t.loadColumns}, i32));
+    for (auto [j, w] : llvm::enumerate(words)) {
+      Value x = arith::MulFOp::create(b, loc(), LLVM::BitcastOp::create(b, loc(), f32, w), factor);
+      scaled = LLVM::InsertElementOp::create(b, loc(), scaled,
+                                             LLVM::BitcastOp::create(b, loc(), i32, x), cI32(j));
+    }
+    NVVM::Tcgen05StOp::create(
+        b, loc(), UnitAttr(),
+        NVVM::Tcgen05LdStShapeAttr::get(ctx, NVVM::Tcgen05LdStShape::SHAPE_32X32B), at, scaled,
+        Value());
+  });
+  // The stores land before the fence and barrier that hand the product over.
+  NVVM::Tcgen05WaitOp::create(b, loc(), NVVM::Tcgen05WaitKind::STORE);
+}
+
+void GpuKernelLowering::stageResidentOperand(const ResidentPlan &res, Type copyElem, bool isLhs,
+                                             const MmaTiling &t, int64_t region, bool swizzled,
+                                             int64_t rowOffset) {
+  MmaTiling held = residentTiling(res);
+  using Operands = MmaTiling::Operands;
+  Type f32 = b.getF32Type();
+  Type stored = t.operands == Operands::TF32   ? f32
+                : t.operands == Operands::BF16 ? (Type)b.getBF16Type()
+                                               : b.getF16Type();
+  int64_t rows = isLhs ? t.rowsA : t.rowsB, perPiece = t.perCore();
+  Value areaStart = cIndex(plan.roles[role].stagingOffset + region);
+  auto pieceType = VectorType::get({perPiece}, stored);
+  forEachColumnBlock(held, res.columnOffset, [&](Value at, Value row, Value col0, Value inside) {
+    SmallVector<Value> words = loadColumns(at, held.loadColumns);
+    if (inside)
+      enterIf(inside);
+    Value stagedRow = add(row, cIndex(rowOffset));
+    // One 16-byte piece of the row at a time: K-major, a piece is contiguous.
+    for (int64_t j = 0; j < held.loadColumns; j += perPiece) {
+      Value piece = LLVM::UndefOp::create(b, loc(), pieceType);
+      for (int64_t e = 0; e < perPiece; ++e)
+        // Rounded to the copy's type first, as the cast in the source says.
+        piece = LLVM::InsertElementOp::create(
+            b, loc(), piece,
+            scalarCast(b, loc(),
+                       scalarCast(b, loc(), LLVM::BitcastOp::create(b, loc(), f32, words[j + e]),
+                                  copyElem),
+                       stored),
+            cI32(e));
+      Value offset = operandByteOffset(t, swizzled, rows, stagedRow, add(col0, cIndex(j)));
+      LLVM::StoreOp::create(b, loc(), piece, smemAt(add(areaStart, offset)), 16);
+    }
+  });
 }
 
 Value GpuKernelLowering::scratchBuffer(Type elem, int64_t count) {
@@ -1340,10 +1524,21 @@ LogicalResult GpuKernelLowering::lowerReduce(ReduceOp op) {
 LogicalResult GpuKernelLowering::lowerFor(scf::ForOp op) {
   // Loop-carried tiles travel as their registers, flattened into iter_args;
   // a role carries only the values it uses (KernelPlan).
+  // A tile kept in tensor memory goes there before the loop and comes back
+  // after it; the loop carries nothing of it.
   SmallVector<unsigned> kept;
-  for (unsigned i = 0; i < op.getNumRegionIterArgs(); ++i)
-    if (plan.roles[role].carries(op, i))
+  SmallVector<const ResidentPlan *> residents;
+  for (unsigned i = 0; i < op.getNumRegionIterArgs(); ++i) {
+    if (!plan.roles[role].carries(op, i))
+      continue;
+    const ResidentPlan *res = plan.residentOf(op, i);
+    if (res && res->role == role)
+      residents.push_back(res);
+    else
       kept.push_back(i);
+  }
+  for (const ResidentPlan *res : residents)
+    writeResident(*res, op.getInitArgs()[res->index]);
   auto keptOf = [&](ValueRange all) {
     return llvm::map_to_vector(kept, [&](unsigned i) { return all[i]; });
   };
@@ -1393,12 +1588,20 @@ LogicalResult GpuKernelLowering::lowerFor(scf::ForOp op) {
     scf::YieldOp::create(b, loc(), yields);
   }
   bindRange(keptOf(op.getResults()), loop.getResults());
+  for (const ResidentPlan *res : residents)
+    if (!op.getResult(res->index).use_empty())
+      readResident(*res, op.getResult(res->index));
   return success();
 }
 
 LogicalResult GpuKernelLowering::lowerOp(Operation *op) {
   if (!runs(op))
     return success(); // another role's work
+  // A resident tile's scale and sum happen at its update, its copies where
+  // products stage them.
+  if (const ResidentPlan *res = plan.residentTouchedBy(op);
+      res && res->role == role && op != res->update)
+    return success();
   Location l = loc();
   if (auto forOp = dyn_cast<scf::ForOp>(op))
     return lowerFor(forOp);

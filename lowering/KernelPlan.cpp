@@ -290,6 +290,128 @@ LogicalResult planIssuer(KernelOp kernel, KernelPlan &plan, unsigned r,
   return success();
 }
 
+/// The var `name` of `tensor_memory:`, whose first value is `init`: checks
+/// that the loop carrying it only scales it, accumulates one tcgen05 product
+/// onto it and casts it for products' operands read K-major, each copy's
+/// products before the update.
+FailureOr<ResidentPlan> planResident(KernelOp kernel, StringRef name, Operation *init,
+                                     ScheduleAttr schedule) {
+  ResidentPlan res;
+  res.name = name.str();
+  scf::ForOp loop;
+  for (OpOperand &use : init->getResult(0).getUses())
+    if (auto l = dyn_cast<scf::ForOp>(use.getOwner());
+        l && use.getOperandNumber() >= l.getNumControlOperands()) {
+      loop = l;
+      res.index = use.getOperandNumber() - l.getNumControlOperands();
+      break;
+    }
+  res.loop = loop;
+  auto fail = [&](Operation *at, const Twine &why) {
+    InFlightDiagnostic diag = at->emitOpError() << why;
+    noteScheduleLine(diag, schedule, {"tensor_memory"});
+    return failure();
+  };
+  Value carried = loop.getRegionIterArgs()[res.index];
+  auto type = cast<TileType>(carried.getType());
+  if (type.getRank() != 2 || !type.getElementType().isF32())
+    return fail(loop, "carries '" + name + "' in tensor memory, which holds f32 tiles of rank 2");
+  std::string form = "`" + name.str() + " * s + dot(a, b)`";
+  Value next = loop.getBody()->getTerminator()->getOperand(res.index);
+  auto sum = next.getDefiningOp<AddOp>();
+  if (!sum || sum->getBlock() != loop.getBody())
+    return fail(next.getDefiningOp() ? next.getDefiningOp() : loop.getOperation(),
+                "gives '" + name + "' its next value, which tensor memory takes only as " + form +
+                    " or `" + name + " + dot(a, b)`");
+  res.sum = sum;
+  Value other;
+  for (auto [x, y] : {std::pair{sum.getLhs(), sum.getRhs()}, {sum.getRhs(), sum.getLhs()}})
+    if (auto dot = x.getDefiningOp<DotOp>(); dot && !res.update) {
+      res.update = dot;
+      other = y;
+    }
+  if (res.update && other != carried) {
+    auto scale = other.getDefiningOp<MulOp>();
+    Value factor;
+    if (scale)
+      for (auto [x, y] :
+           {std::pair{scale.getLhs(), scale.getRhs()}, {scale.getRhs(), scale.getLhs()}})
+        if (auto bc = y.getDefiningOp<BroadcastOp>();
+            x == carried && bc && bc.getInput().getType().getRank() == 0)
+          factor = bc.getInput();
+    if (!factor || !scale->hasOneUse())
+      res.update = nullptr;
+    else {
+      res.scale = scale;
+      res.factor = factor;
+    }
+  }
+  if (!res.update)
+    return fail(sum, "gives '" + name + "' its next value, which tensor memory takes only as " +
+                         form + " with s a scalar, or `" + name + " + dot(a, b)`");
+  DotOp update = res.update;
+  if (update.getAcc() || !update->hasOneUse() || update.getType() != type || !sum->hasOneUse())
+    return fail(update, "accumulates onto '" + name +
+                            "' in tensor memory, so its result must have the var's shape and "
+                            "no other use");
+  if (DotPair::of(update))
+    return fail(update, "accumulates onto '" + name +
+                            "' in tensor memory and must run alone, but it shares an operand "
+                            "with the next product");
+  // The scale must be known, and every copy read, before the update runs.
+  Block *body = loop.getBody();
+  auto before = [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    Operation *at = def ? body->findAncestorOpInBlock(*def) : nullptr;
+    return !at || at->isBeforeInBlock(update);
+  };
+  if (res.factor && !before(res.factor))
+    return fail(update, "accumulates onto '" + name +
+                            "' in tensor memory, which is scaled first: compute the scale "
+                            "before the product");
+  for (OpOperand &use : carried.getUses()) {
+    Operation *user = use.getOwner();
+    if (user == res.scale || user == sum)
+      continue;
+    auto copy = dyn_cast<CastOp>(user);
+    std::string why = ("reads '" + name +
+                       "', which the schedule keeps in tensor memory: the loop may only scale "
+                       "it, accumulate a product onto it, and cast it for products' operands")
+                          .str();
+    if (!copy || copy->getBlock() != body)
+      return fail(user, why);
+    for (OpOperand &copyUse : copy->getUses()) {
+      Operation *reader = copyUse.getOwner();
+      bool transposed = false;
+      Value operand = copy.getResult();
+      SmallVector<std::pair<Operation *, Value>> dots;
+      if (auto tr = dyn_cast<TransposeOp>(reader)) {
+        if (!foldsIntoDots(tr))
+          return fail(reader, why);
+        transposed = true;
+        for (Operation *d : tr->getUsers())
+          dots.push_back({d, tr.getResult()});
+      } else {
+        dots.push_back({reader, operand});
+      }
+      for (auto [d, v] : dots) {
+        auto dot = dyn_cast<DotOp>(d);
+        if (!dot || (dot.getLhs() != v && dot.getRhs() != v))
+          return fail(d, why);
+        if ((dot.getLhs() == v) == transposed)
+          return fail(dot, "reads '" + name +
+                               "' from tensor memory with its rows along the product's K; a "
+                               "lane holds a row, so the var's columns must be K");
+        if (!dot->isBeforeInBlock(update))
+          return fail(dot, "reads '" + name +
+                               "' after the product that accumulates onto it; "
+                               "tensor memory holds one value of the var");
+      }
+    }
+  }
+  return res;
+}
+
 /// A `copy: bulk` pipeline of one buffer: the store it carries leaves through a ring of
 /// shared-memory stages that the role owning the store copies out.
 LogicalResult planStoreRing(KernelOp kernel, KernelPlan &plan, PipelineAttr p,
@@ -372,6 +494,24 @@ const StoreRingPlan *KernelPlan::storeRingOf(Operation *store) const {
   for (const StoreRingPlan &r : storeRings)
     if (tile::StoreOp ringStore = r.store; ringStore.getOperation() == store)
       return &r;
+  return nullptr;
+}
+
+const ResidentPlan *KernelPlan::residentOf(Operation *loop, unsigned index) const {
+  for (const ResidentPlan &res : residents)
+    if (res.loop == loop && res.index == index)
+      return &res;
+  return nullptr;
+}
+
+const ResidentPlan *KernelPlan::residentTouchedBy(Operation *op) const {
+  for (const ResidentPlan &res : residents) {
+    if (op == res.update || op == res.scale || op == res.sum)
+      return &res;
+    auto loop = cast<scf::ForOp>(res.loop);
+    if (isa<CastOp>(op) && op->getOperand(0) == loop.getRegionIterArgs()[res.index])
+      return &res;
+  }
   return nullptr;
 }
 
@@ -554,6 +694,26 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
       return ring.load.emitOpError("fills ring '") << ring.pipeline << "' that no role reads",
              failure();
   }
+  if (ArrayAttr kept = schedule.getTensorMemory())
+    for (Attribute a : kept) {
+      StringRef name = cast<StringAttr>(a).getValue();
+      Operation *init = byId.lookup(name);
+      if (!init) // tile-apply-schedule checked it
+        return kernel.emitOpError("has no var '") << name << "' for tensor_memory", failure();
+      FailureOr<ResidentPlan> res = planResident(kernel, name, init, schedule);
+      if (failed(res))
+        return failure();
+      int computing = -1;
+      for (auto [r, role] : llvm::enumerate(plan.roles))
+        if (role.computes() && role.runs.contains(res->update))
+          computing = r;
+      if (computing < 0)
+        return res->update.emitOpError("accumulates onto '")
+                   << name << "' but no computing role runs it",
+               failure();
+      res->role = computing;
+      plan.residents.push_back(*res);
+    }
   SmallVector<StagePlacement> placement = planMmaOperandRings(plan, schedule);
   // Stages first (each ring's, or for the second operand of a stacked pair,
   // its rows inside the first's), then the mbarriers.
@@ -612,6 +772,15 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
       plan.dynamicSharedBytes += 8;
     }
   }
+  // Resident tiles take columns of their own: they live across products.
+  for (ResidentPlan &res : plan.residents) {
+    res.columns =
+        tensorMemoryColumnsOf(res.update, schedule.getMma(), plan.roles[res.role].numWarps);
+    res.columnOffset = tmemTotal;
+    tmemTotal += res.columns;
+    if (res.columns > widest.value)
+      widest = {res.update, res.columns};
+  }
   if (tmemTotal) {
     int64_t budget =
         schedule.getTmemColumns() ? schedule.getTmemColumns() : (target ? target->tmemColumns : 0);
@@ -619,9 +788,11 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
       InFlightDiagnostic diag = widest.op->emitOpError("needs ")
                                 << tmemTotal
                                 << " tensor-memory columns for the accumulators of the kernel's "
-                                   "tcgen05 products, more than the "
-                                << budget << " the schedule allows; use smaller tiles";
-      noteScheduleLine(diag, schedule, {"budgets.tmem_columns", "params", "mma"});
+                                   "tcgen05 products"
+                                << (plan.residents.empty() ? "" : " and the vars kept there")
+                                << ", more than the " << budget
+                                << " the schedule allows; use smaller tiles";
+      noteScheduleLine(diag, schedule, {"budgets.tmem_columns", "tensor_memory", "params", "mma"});
       return failure();
     }
     plan.tmemColumns = 32;

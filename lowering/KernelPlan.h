@@ -60,6 +60,23 @@ struct StoreRingPlan : RingStages {
   unsigned writer = 0; // the computing role that fills them
 };
 
+/// A loop-carried tile the schedule keeps in tensor memory (`tensor_memory:
+/// [S]`): its columns hold it from before the loop to after it. In the loop
+/// it is only scaled in place by a scalar, accumulated onto by one tcgen05
+/// product (`S * s + dot(a, b)`), and cast for other products' operands,
+/// which are staged straight from the columns; after the loop it is read
+/// back into registers for whatever uses it.
+struct ResidentPlan {
+  std::string name;
+  mlir::Operation *loop = nullptr;
+  unsigned index = 0; // of the loop's carried values
+  tile::DotOp update; // the product accumulated onto it
+  mlir::Value factor; // rank-0 tile it is scaled by before the update, or null
+  mlir::Operation *scale = nullptr, *sum = nullptr; // the mul (or null) and the add
+  unsigned role = 0;                                // the computing role that carries it
+  int64_t columnOffset = 0, columns = 0;
+};
+
 struct RolePlan {
   std::string name;
   int64_t firstWarp = 0, numWarps = 0, regs = 0;
@@ -108,6 +125,7 @@ struct KernelPlan {
   llvm::SmallVector<RolePlan> roles; // at least one
   llvm::SmallVector<RingPlan, 2> rings;
   llvm::SmallVector<StoreRingPlan, 1> storeRings;
+  llvm::SmallVector<ResidentPlan, 1> residents;
   int64_t warps = 1;        // of the CTA
   int64_t layoutWarps = 1;  // warps every computing role has; tile layouts span them
   int64_t launchRegs = 0;   // per thread at launch (0: no cap)
@@ -125,6 +143,11 @@ struct KernelPlan {
   const RingPlan *ringOf(mlir::Operation *load) const;
   /// The store ring that carries `store`, or null.
   const StoreRingPlan *storeRingOf(mlir::Operation *store) const;
+  /// The resident tile carried as value `index` of `loop`, or null.
+  const ResidentPlan *residentOf(mlir::Operation *loop, unsigned index) const;
+  /// The resident tile whose update (the product, its scale or its sum) or
+  /// operand copy `op` is, or null.
+  const ResidentPlan *residentTouchedBy(mlir::Operation *op) const;
   bool multiRole() const { return roles.size() > 1; }
 };
 

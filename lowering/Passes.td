@@ -280,6 +280,19 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
                        nvvm.cp.async.bulk.commit.group
                        nvvm.cp.async.bulk.wait_group 1 {read}
                        nvvm.mbarrier.arrive %empty[s - 1]
+
+    A loop-carried tile the schedule keeps in tensor memory (`tensor_memory:
+    [S]`, KernelPlan's ResidentPlan) lives in columns of its own: written
+    there before the loop, scaled in place and accumulated onto in it, its
+    casts staged from the columns as operands, read back after it:
+
+      before the loop: llvm.store ... (S to the staging rows); nvvm.barrier
+                       nvvm.tcgen05.st ...; nvvm.tcgen05.wait <store>
+      S as bf16 (an operand):  nvvm.tcgen05.ld ...; llvm.store ... (K-major)
+      S * s + dot(a, b):       nvvm.tcgen05.ld ...; llvm.fmul; nvvm.tcgen05.st
+                       nvvm.tcgen05.wait <store>; (stage a, b; hand over)
+                       nvvm.tcgen05.mma %S_columns ... (accumulate on every step)
+      after the loop:  nvvm.tcgen05.ld ...; llvm.store ...; llvm.load ...
     The kernel's dynamic shared
     memory (rings, barriers, staging) is recorded as
     `kiln.dynamic_shared_bytes` on the `llvm.func` for the launch manifest.

@@ -72,6 +72,11 @@ struct Schedule {
   SrcPos swizzlePos;
   std::vector<Role> roles;
   std::vector<Pipeline> pipelines;
+  /// `tensor_memory: [S]`: loop-carried vars (by their `var` name) kept in
+  /// tensor memory across iterations rather than in registers. Dropped by
+  /// a twin for a target without tensor memory.
+  std::vector<Named> tensorMemory;
+  SrcPos tensorMemoryPos;
   int64_t smemBudget = 0, tmemBudget = 0, regBudget = 0;
   SrcPos smemPos, tmemPos, regPos;
   /// For an op of several kernels: one schedule per kernel named under

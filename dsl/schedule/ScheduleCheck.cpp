@@ -60,6 +60,24 @@ bool kiln::applySchedule(const Schedule &s, KernelOp kernel, llvm::raw_ostream &
                                    "' that the kernel lacks (op ids: " + knownIds() + ")");
         return false;
       }
+  // A var kept in tensor memory is named by its first value, which starts a
+  // loop's carried value.
+  for (const Named &var : s.tensorMemory) {
+    Operation *init = byId.lookup(var.name);
+    bool carried = init && init->getNumResults() == 1 &&
+                   llvm::any_of(init->getResult(0).getUses(), [](OpOperand &use) {
+                     auto loop = dyn_cast<scf::ForOp>(use.getOwner());
+                     return loop && use.getOperandNumber() >= loop.getNumControlOperands();
+                   });
+    if (!carried) {
+      errs << s.diag(var.pos, "tensor_memory names '" + var.name +
+                                  "', which is not a var that a "
+                                  "loop of kernel '" +
+                                  kernel.getSymName().str() + "' carries" +
+                                  (init ? "" : " (op ids: " + knownIds() + ")"));
+      return false;
+    }
+  }
   for (const Pipeline &p : s.pipelines)
     for (const Named &buf : p.buffers) {
       Operation *op = byId.lookup(buf.name);
@@ -166,10 +184,13 @@ bool kiln::applySchedule(const Schedule &s, KernelOp kernel, llvm::raw_ostream &
   source("budgets.smem", s.smemPos);
   source("budgets.tmem_columns", s.tmemPos);
   source("budgets.regs", s.regPos);
+  source("tensor_memory", s.tensorMemoryPos);
   kernel.setScheduleAttr(ScheduleAttr::get(
       ctx, StringAttr::get(ctx, s.target->name), DictionaryAttr::get(ctx, params), strs(s.grid),
       s.warps, StringAttr::get(ctx, s.mma.name), ArrayAttr::get(ctx, roles),
       ArrayAttr::get(ctx, pipes), s.persistent, s.swizzle, s.regPos.line ? s.regBudget : 0,
-      s.tmemPos.line ? s.tmemBudget : 0, DictionaryAttr::get(ctx, sources)));
+      s.tmemPos.line ? s.tmemBudget : 0,
+      s.tensorMemory.empty() ? ArrayAttr() : strs(s.tensorMemory),
+      DictionaryAttr::get(ctx, sources)));
   return true;
 }

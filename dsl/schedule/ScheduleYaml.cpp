@@ -173,7 +173,7 @@ void parseIssuer(const YAML::Node &issues, const Schedule &s, Role &role) {
 void parse(const YAML::Node &root, Schedule &s) {
   onlyKeys(root,
            {"target", "op", "params", "grid", "warps", "persistent", "mma", "swizzle", "roles",
-            "pipelines", "budgets", "kernels"},
+            "pipelines", "budgets", "tensor_memory", "kernels"},
            "the schedule");
   YAML::Node target = required(root, "target", "the schedule");
   s.targetPos = posOf(target);
@@ -217,12 +217,15 @@ void parse(const YAML::Node &root, Schedule &s) {
       k.grid.clear();
       k.roles.clear();
       k.pipelines.clear();
+      k.tensorMemory.clear();
+      k.tensorMemoryPos = {};
       k.op = {it->first.Scalar(), posOf(it->first)};
       for (const Schedule &other : s.sections)
         if (other.op.name == k.op.name)
           throw Reject{k.op.pos, "kernel '" + k.op.name + "' has two sections"};
       onlyKeys(it->second,
-               {"grid", "warps", "persistent", "mma", "swizzle", "roles", "pipelines", "budgets"},
+               {"grid", "warps", "persistent", "mma", "swizzle", "roles", "pipelines", "budgets",
+                "tensor_memory"},
                "the section of kernel '" + k.op.name + "'");
       parseKernelKeys(it->second, k);
       s.sections.push_back(std::move(k));
@@ -293,6 +296,26 @@ void parseKernelKeys(const YAML::Node &root, Schedule &s) {
     if (YAML::Node n = budgets["regs"]) {
       s.regPos = posOf(n);
       s.regBudget = integer(n, "budgets.regs", 24, t.regsPerThread);
+    }
+  }
+  if (YAML::Node kept = root["tensor_memory"]) {
+    // A twin for a target without tensor memory keeps the vars in
+    // registers, as it drops the tensor-memory budget.
+    if (!s.retarget || t.tmemColumns) {
+      s.tensorMemoryPos = posOf(kept);
+      if (!t.tmemColumns)
+        throw Reject{s.tensorMemoryPos,
+                     "target " + t.name + " has no tensor memory to keep loop-carried vars in"};
+      if (s.mma.name != "tcgen05")
+        throw Reject{s.tensorMemoryPos,
+                     "a var in tensor memory is updated by tcgen05 products, but the mma here "
+                     "is '" +
+                         s.mma.name + "'"};
+      s.tensorMemory = names(kept, "tensor_memory");
+      std::set<std::string> seen;
+      for (const Named &n : s.tensorMemory)
+        if (!seen.insert(n.name).second)
+          throw Reject{n.pos, "'" + n.name + "' is listed twice in tensor_memory"};
     }
   }
   if (YAML::Node roles = root["roles"]) {

@@ -2,7 +2,11 @@
 #include "backends/cpu/KernelSignature.h"
 #include "tools/kiln/Driver.h"
 
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+
 #include <catch2/catch.hpp>
+#include <fstream>
 
 using namespace kiln;
 
@@ -40,6 +44,38 @@ TEST_CASE("bundled schedules load and carry their target's budgets", "[schedule]
   CHECK(ring.pipelines[0].depth == 2);
   REQUIRE(s.pipelines.size() == 1);
   CHECK(s.pipelines[0].copy.name == "tma");
+}
+
+TEST_CASE("a var in tensor memory is read per kernel and dropped by a twin without it",
+          "[schedule]") {
+  std::string path =
+      std::string(KILN_SOURCE_DIR) + "/ops/gdn/schedules/prefill_split_sm_100a_tmem.yaml";
+  std::string errors;
+  llvm::raw_string_ostream os(errors);
+  Schedule s;
+  REQUIRE(loadSchedule(path, s, os));
+  CHECK(s.tensorMemory.empty());
+  const Schedule &scan = s.forKernel("gdn_prefill_scan");
+  REQUIRE(scan.tensorMemory.size() == 1);
+  CHECK(scan.tensorMemory[0].name == "S");
+  CHECK(s.forKernel("gdn_prefill_chunks").tensorMemory.empty());
+  // A twin for sm_90a keeps the var in registers, as it drops the
+  // tensor-memory budget.
+  llvm::SmallString<128> tmp;
+  REQUIRE(!llvm::sys::fs::createTemporaryFile("kiln-tmem", "yaml", tmp));
+  {
+    std::ofstream out(tmp.c_str());
+    out << "target: sm_100a\nwarps: 4\nmma: tcgen05\nkernels:\n  scan:\n"
+           "    tensor_memory: [S]\n";
+  }
+  Schedule own, twin;
+  REQUIRE(loadSchedule(tmp.c_str(), own, os));
+  CHECK(own.forKernel("scan").tensorMemory.size() == 1);
+  twin.retarget = lookupTarget("sm_90a");
+  REQUIRE(loadSchedule(tmp.c_str(), twin, os));
+  CHECK(twin.forKernel("scan").mma.name == "wgmma");
+  CHECK(twin.forKernel("scan").tensorMemory.empty());
+  llvm::sys::fs::remove(tmp);
 }
 
 TEST_CASE("kernel arguments are checked against the signature", "[runtime]") {

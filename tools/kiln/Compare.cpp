@@ -58,6 +58,7 @@ std::vector<std::pair<std::string, int>> instructionMix(const std::string &ptx) 
       {"wgmma", std::regex(R"(\bwgmma\.mma_async)")},
       {"tcgen05.mma", std::regex(R"(\btcgen05\.mma)")},
       {"tcgen05.ld", std::regex(R"(\btcgen05\.ld)")},
+      {"tcgen05.st", std::regex(R"(\btcgen05\.st\b)")},
   };
   std::vector<std::pair<std::string, int>> out;
   for (auto &[name, re] : families)

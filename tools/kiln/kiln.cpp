@@ -34,8 +34,8 @@ usage:
       --print-ir-after-all prints the IR after every pass to stderr.
       --retarget TARGET compiles the schedule's twin for TARGET: the same
       tiles, roles and pipelines, its tensor-core mma switched to TARGET's
-      (tcgen05 <-> wgmma), its tensor-memory budget dropped; so an sm_100a
-      schedule runs and is checked on an H100.
+      (tcgen05 <-> wgmma), its tensor-memory budget and `tensor_memory`
+      vars dropped; so an sm_100a schedule runs and is checked on an H100.
 
   kiln run OP.tile --schedule S.yaml [--target cpu|sm_90a|sm_100a]
            [--dims NAME=N,...] [-D NAME=VALUE]... [--seed N]
