@@ -12,7 +12,7 @@ mkdir -p .kiln-out/twins/sm_100a .kiln-out/twins/sm_90a .kiln-out/twins/small
 # H100 counterpart is a schedule of its own, built by build_prefill_kernels.
 for s in ops/gdn/schedules/prefill_*sm_100a*.yaml; do
   name=$(basename "$s" .yaml)
-  if [[ $name == *_mma || $name == *_epilogue ]]; then
+  if [[ $name == *_mma || $name == *_epilogue || $name == *_tmem ]]; then
     "$KILN" compile ops/gdn/prefill.tile --schedule "$s" --emit cubin -o ".kiln-out/twins/sm_100a/$name.cubin"
     continue
   fi

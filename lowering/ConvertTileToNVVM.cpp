@@ -315,13 +315,22 @@ private:
   /// tcgen05: the role's first thread issues every item into the role's
   /// tensor-memory columns and commits to the role's mbarrier; the role
   /// waits on it and its warpgroups copy the columns to the result rows.
-  void issueTcgen05(const MmaTiling &t, OperandAt a, OperandAt b,
-                    const ResidentPlan *onto = nullptr);
+  void issueTcgen05(const MmaTiling &t, OperandAt a, OperandAt b, const ResidentPlan *onto,
+                    ArrayRef<const RingOperand *> freed);
   /// tcgen05 from the current thread: every item into the product role's
   /// columns (accumulating onto `onto`'s, when given), then a commit that
-  /// arrives on `done`.
+  /// arrives on `done` and one on the empty mbarrier of each ring stage in
+  /// `freed` (read in place: the products' completion frees it).
   void issueTcgen05Items(const MmaTiling &t, OperandAt a, OperandAt b, Value done,
-                         const ResidentPlan *onto = nullptr);
+                         const ResidentPlan *onto, ArrayRef<const RingOperand *> freed);
+  /// The ring stages a product reads in place (null where an operand is staged).
+  static SmallVector<const RingOperand *, 3> ringStagesOf(const Product &p) {
+    SmallVector<const RingOperand *, 3> out;
+    for (const RingOperand *r : {p.aRing, p.bRing, p.extraRing})
+      if (r)
+        out.push_back(r);
+    return out;
+  }
   /// Waits for the next phase of `barrier`, counting this thread's waits.
   void waitCounted(Value barrier);
   /// tcgen05: the role's warpgroups copy the product's columns to the
@@ -793,12 +802,13 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
     syncRole();
     issueWgmma(t, a, bAt);
   } else {
-    issueTcgen05(t, a, bAt, onto);
+    issueTcgen05(t, a, bAt, onto, ringStagesOf(p));
   }
   syncRole();
-  // The product has read its ring stages: give them back to the copies.
+  // The product has read its ring stages: give them back to the copies
+  // (tcgen05's commit gave them back already).
   for (const RingOperand *r : {p.aRing, p.bRing, p.extraRing})
-    if (r)
+    if (r && !r->ring->freedByCommit)
       NVVM::MBarrierArriveOp::create(
           b, loc(), Type(), ringBarrier(*r->ring, add(r->stage, cIndex(r->ring->depth))), Value());
   if (onto)
@@ -915,7 +925,8 @@ void GpuKernelLowering::issueWgmma(const MmaTiling &t, OperandAt a, OperandAt bA
 }
 
 void GpuKernelLowering::issueTcgen05Items(const MmaTiling &t, OperandAt a, OperandAt bAt,
-                                          Value done, const ResidentPlan *onto) {
+                                          Value done, const ResidentPlan *onto,
+                                          ArrayRef<const RingOperand *> freed) {
   bool aSwizzled = a.swizzled, bSwizzled = bAt.swizzled;
   using Operands = MmaTiling::Operands;
   MLIRContext *ctx = b.getContext();
@@ -956,8 +967,12 @@ void GpuKernelLowering::issueTcgen05Items(const MmaTiling &t, OperandAt a, Opera
         operandDescriptor(t, bAt, stepOffset(bStart, t.rowsB, bSwizzled), t.rowsB), idesc,
         accumulate, Value(), Value());
   }
-  // Arrives on the barrier once every product above has finished.
+  // Arrives on the barrier once every product above has finished; so do
+  // the commits that free the ring stages the products read in place.
   NVVM::Tcgen05CommitOp::create(b, loc(), done, Value(), cta1);
+  for (const RingOperand *r : freed)
+    NVVM::Tcgen05CommitOp::create(
+        b, loc(), ringBarrier(*r->ring, add(r->stage, cIndex(r->ring->depth))), Value(), cta1);
 }
 
 void GpuKernelLowering::waitCounted(Value barrier) {
@@ -968,7 +983,8 @@ void GpuKernelLowering::waitCounted(Value barrier) {
 }
 
 void GpuKernelLowering::issueTcgen05(const MmaTiling &t, OperandAt a, OperandAt bAt,
-                                     const ResidentPlan *onto) {
+                                     const ResidentPlan *onto,
+                                     ArrayRef<const RingOperand *> freed) {
   // The last products' columns were read (tcgen05.wait::ld) before the
   // barrier; the fences order those reads before the MMAs that overwrite them.
   tcgen05Fence(NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
@@ -977,7 +993,7 @@ void GpuKernelLowering::issueTcgen05(const MmaTiling &t, OperandAt a, OperandAt 
   {
     OpBuilder::InsertionGuard guard(b);
     enterLeaderOnly();
-    issueTcgen05Items(t, a, bAt, barrier, onto);
+    issueTcgen05Items(t, a, bAt, barrier, onto, freed);
   }
   waitCounted(barrier);
   tcgen05Fence(NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
@@ -1024,7 +1040,7 @@ LogicalResult GpuKernelLowering::issueServedProduct(DotOp op, MmaTiling::Kind ki
   }
   OpBuilder::InsertionGuard guard(b);
   enterLeaderOnly();
-  issueTcgen05Items(t, a, bAt, done, accumulatesOnto(op));
+  issueTcgen05Items(t, a, bAt, done, accumulatesOnto(op), ringStagesOf(*planned));
   return success();
 }
 

@@ -715,6 +715,14 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
       plan.residents.push_back(*res);
     }
   SmallVector<StagePlacement> placement = planMmaOperandRings(plan, schedule);
+  // tcgen05 operands read in place: the commit after the products frees
+  // the stage as soon as they finish (no role reads the tile otherwise).
+  if (MmaTiling::kindOf(schedule.getMma()) == MmaTiling::Kind::Tcgen05)
+    for (RingPlan &ring : plan.rings)
+      if (ring.mmaOperand()) {
+        ring.freedByCommit = true;
+        ring.consumerThreads = 1;
+      }
   // Stages first (each ring's, or for the second operand of a stacked pair,
   // its rows inside the first's), then the mbarriers.
   int64_t offset = 0;

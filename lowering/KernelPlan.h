@@ -45,6 +45,9 @@ struct RingPlan : RingStages {
   /// below the first's (`offset` points at them).
   int64_t swizzleBytes = 0, kBlocks = 1, kBlockStride = 0;
   bool mmaOperand() const { return swizzleBytes != 0; }
+  /// Under tcgen05 an operand stage is freed by the product itself: the
+  /// issuing thread's tcgen05.commit is its empty mbarrier's one arrival.
+  bool freedByCommit = false;
 };
 
 /// A store whose tiles the computing role hands, through a ring of

@@ -36,7 +36,63 @@ struct Row {
   std::vector<std::vector<double>> outputs; // CPU run, every out / inout view
   double maxDiff = -1;                      // largest |difference| from another schedule
   double gpuUs = -1;
+  /// From --measured: the build timed (the schedule, or its twin) and its
+  /// times per shape beside the peer's.
+  struct Measured {
+    std::string shape;
+    int64_t H = 0, HV = 0;
+    double ms = 0, peerMs = -1;
+  };
+  std::string measuredBuild;
+  std::vector<Measured> measured;
 };
+
+/// The times a bench JSON holds for `schedule` (a file name): its own
+/// build's (`NAME_graph_ms`), or else a build of it under another name, as
+/// its --retarget twin (`NAME[BUILD]_graph_ms`, as bench/prefill_bench.py
+/// labels a manifest whose file is not named after its schedule, or
+/// `NAME_twin_graph_ms`).
+void attachMeasured(const json::Value &bench, Row &row) {
+  std::string stem = llvm::sys::path::stem(row.schedule).str();
+  const json::Value *rows = bench.get("rows");
+  if (!rows || rows->kind != json::Value::Array)
+    return;
+  // The key for this schedule and the build it names, from the first row
+  // that has one.
+  auto keyOf = [&](const json::Value &r) -> std::pair<std::string, std::string> {
+    const std::string suffix = "_graph_ms";
+    for (auto &[key, v] : r.object) {
+      if (v.kind != json::Value::Number || key.size() <= suffix.size() ||
+          key.compare(key.size() - suffix.size(), suffix.size(), suffix))
+        continue;
+      std::string label = key.substr(0, key.size() - suffix.size());
+      if (label == stem)
+        return {key, stem};
+      if (label == stem + "_twin")
+        return {key, label};
+      if (label.rfind(stem + "[", 0) == 0 && label.back() == ']')
+        return {key, label.substr(stem.size() + 1, label.size() - stem.size() - 2)};
+    }
+    return {};
+  };
+  for (const json::Value &r : rows->array) {
+    auto [key, build] = keyOf(r);
+    if (key.empty())
+      continue;
+    Row::Measured m;
+    if (const json::Value *s = r.get("shape"); s && s->kind == json::Value::String)
+      m.shape = s->string;
+    if (const json::Value *h = r.get("H"))
+      m.H = h->asInt();
+    if (const json::Value *hv = r.get("HV"))
+      m.HV = hv->asInt();
+    m.ms = r.get(key)->number;
+    if (const json::Value *peer = r.get("fla_graph_ms"); peer && peer->kind == json::Value::Number)
+      m.peerMs = peer->number;
+    row.measured.push_back(m);
+    row.measuredBuild = build;
+  }
+}
 
 /// Counts PTX instructions by family: what a kernel engineer looks for.
 std::vector<std::pair<std::string, int>> instructionMix(const std::string &ptx) {
@@ -127,10 +183,32 @@ void estimateFlops(tile::KernelOp kernel, const std::map<std::string, int64_t> &
 } // namespace
 
 int kiln::compareSchedules(const CompareOptions &o) {
+  json::Value bench;
+  std::string benchDevice;
+  if (!o.measuredPath.empty()) {
+    std::string text, error;
+    if (!readFile(o.measuredPath, text, error) || !json::parse(text, bench, error)) {
+      std::fprintf(stderr, "kiln: error: --measured %s: %s\n", o.measuredPath.c_str(),
+                   error.c_str());
+      return 2;
+    }
+    const json::Value *device = bench.get("device");
+    const json::Value *rows = bench.get("rows");
+    if (!rows || rows->kind != json::Value::Array) {
+      std::fprintf(stderr,
+                   "kiln: error: --measured %s: not a bench result (no 'rows' list; "
+                   "bench/prefill_bench.py --json writes one)\n",
+                   o.measuredPath.c_str());
+      return 2;
+    }
+    benchDevice = device && device->kind == json::Value::String ? device->string : "a GPU";
+  }
   std::vector<Row> rows;
   for (const std::string &path : o.schedules) {
     Row row;
     row.schedule = llvm::sys::path::filename(path).str();
+    if (!o.measuredPath.empty())
+      attachMeasured(bench, row);
     std::string errText;
     llvm::raw_string_ostream errs(errText);
     auto ctx = makeContext();
@@ -286,6 +364,24 @@ int kiln::compareSchedules(const CompareOptions &o) {
       v.set("roofline_us", json::Value::num(r.estimateUs));
       v.set("max_abs_diff_vs_others", json::Value::num(r.maxDiff));
       v.set("gpu_us", json::Value::num(r.gpuUs));
+      if (!r.measured.empty()) {
+        json::Value m = json::Value::obj();
+        m.set("device", json::Value::str(benchDevice));
+        m.set("build", json::Value::str(r.measuredBuild));
+        m.set("source", json::Value::str(o.measuredPath));
+        json::Value shapes = json::Value::arr();
+        for (const Row::Measured &x : r.measured) {
+          json::Value sv = json::Value::obj();
+          sv.set("shape", json::Value::str(x.shape));
+          sv.set("H", json::Value::num(x.H));
+          sv.set("HV", json::Value::num(x.HV));
+          sv.set("ms", json::Value::num(x.ms));
+          sv.set("peer_ms", json::Value::num(x.peerMs));
+          shapes.array.push_back(sv);
+        }
+        m.set("shapes", shapes);
+        v.set("measured", m);
+      }
       all.array.push_back(v);
     }
     std::printf("%s", json::print(all).c_str());
@@ -326,6 +422,19 @@ int kiln::compareSchedules(const CompareOptions &o) {
           if (n)
             line += " " + k + ":" + std::to_string(n);
         std::printf("  ptx:%s\n", line.c_str());
+      }
+      if (!r.measured.empty()) {
+        bool twin = r.measuredBuild != llvm::sys::path::stem(r.schedule);
+        std::printf("  measured on %s (%s, %s):\n", benchDevice.c_str(),
+                    twin ? ("its twin " + r.measuredBuild).c_str() : "this schedule",
+                    o.measuredPath.c_str());
+        for (const Row::Measured &x : r.measured)
+          std::printf("    %-10s H/HV %-6s %8.3f ms%s\n", x.shape.c_str(),
+                      (std::to_string(x.H) + "/" + std::to_string(x.HV)).c_str(), x.ms,
+                      x.peerMs > 0 ? ("  (FLA " + num(x.peerMs, "%.3f") + " ms, x" +
+                                      num(x.peerMs / x.ms, "%.2f") + ")")
+                                         .c_str()
+                                   : "");
       }
     }
   }

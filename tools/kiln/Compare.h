@@ -13,6 +13,9 @@ struct CompareOptions {
   std::map<std::string, int64_t> dims; // shape of the numeric run and the estimate
   uint64_t seed = 1;
   bool json = false;
+  /// A bench JSON (bench/prefill_bench.py --json): each schedule's measured
+  /// times, or its `--retarget` twin's, are shown beside its estimate.
+  std::string measuredPath;
 };
 
 /// Prints, per schedule: resources (ptxas), the PTX instruction mix, a

@@ -49,6 +49,7 @@ usage:
       when any fails, 2 on bad input or a missing GPU.
 
   kiln compare OP.tile S1.yaml S2.yaml... [--dims NAME=N,...] [--json]
+               [--measured BENCH.json]
       Schedules of one op side by side: registers, shared memory and spills
       (ptxas), the PTX instruction mix (global loads / stores by width, FMA,
       shuffles, special functions, barriers, TMA, mbarrier, MMA), the roofline
@@ -57,7 +58,11 @@ usage:
       the CPU backend (same inputs), and the GPU time where a GPU is present;
       for an op of several kernels, each kernel's registers, shared memory
       and spills.
-      --json prints the same as JSON. Exits 1 when a schedule fails to build.
+      --json prints the same as JSON. --measured BENCH.json (written by
+      bench/prefill_bench.py --json on a GPU machine) adds each schedule's
+      measured times per shape, or its --retarget twin's (an sm_100a
+      schedule's H100 twin, a build named NAME_twin), beside the FLA peer's
+      in the same run. Exits 1 when a schedule fails to build.
 
   kiln check [OPS_DIR]
       The main job: compile every bundled op (OPS_DIR/*/*.tile, default ops)
@@ -97,6 +102,7 @@ struct Args {
   RunConfig run; // --dims, --seed and the other run options
   bool printAfterAll = false, json = false;
   std::vector<std::string> schedules; // compare
+  std::string measured;               // compare --measured
 };
 
 int parseArgs(int argc, char **argv, Args &a) {
@@ -164,6 +170,11 @@ int parseArgs(int argc, char **argv, Args &a) {
       a.printAfterAll = true;
     } else if (arg == "--json") {
       a.json = true;
+    } else if (arg == "--measured") {
+      if (!value(a.measured))
+        return usageError("--measured needs a bench JSON file", i);
+      if (a.command != "compare")
+        return usageError("--measured is an option of kiln compare", i);
     } else if (!arg.empty() && arg[0] == '-') {
       return usageError("unknown option '" + arg + "'", i);
     } else if (a.input.empty()) {
@@ -445,6 +456,7 @@ int main(int argc, char **argv) {
     o.dims = a.run.dims;
     o.seed = a.run.seed;
     o.json = a.json;
+    o.measuredPath = a.measured;
     return compareSchedules(o);
   }
   return checkCommand(a);
