@@ -19,11 +19,15 @@ for m in "$@"; do
   tag=$(basename "$m" .json)_$k
   "$NCU" --kernel-name regex:$k --launch-count 1 --section WarpStateStats \
     --section SourceCounters --section SpeedOfLight --section MemoryWorkloadAnalysis \
+    --section MemoryWorkloadAnalysis_Tables \
     -o "/tmp/$tag" -f python3 bench/prefill_bench.py "$m" --shapes 1x8192/16 >/tmp/ncu_run.log 2>&1 ||
     { echo "ncu failed on $tag"; tail -5 /tmp/ncu_run.log; continue; }
   { echo "== $tag"; "$NCU" -i "/tmp/$tag.ncu-rep" --print-summary none 2>&1 |
       grep -E "Duration|Throughput|Stall|Warp Cycles|Issued|Eligible|L2 Hit|Mem Busy|Max Bandwidth"
     "$NCU" -i "/tmp/$tag.ncu-rep" --page source --print-source sass --csv 2>/dev/null >/tmp/src.csv
-    python3 bench/ncu_opcodes.py /tmp/src.csv; } 2>&1 | tee -a "$OUT/profile.log"
+    python3 bench/ncu_opcodes.py /tmp/src.csv
+    python3 bench/ncu_memory.py /tmp/src.csv
+    "$NCU" -i "/tmp/$tag.ncu-rep" --page details --section MemoryWorkloadAnalysis_Tables 2>&1 |
+      grep -E "Shared|Bank|Wavefront|Global|L1" | head -30; } 2>&1 | tee -a "$OUT/profile.log"
  done
 done

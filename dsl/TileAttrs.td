@@ -46,7 +46,9 @@ def Tile_ScheduleAttr : AttrDef<Tile_Dialect, "Schedule"> {
     keeps that many CTAs resident per SM, each looping over grid points, so
     pipelines can fetch the next point's tiles while this one computes;
     `swizzle` (true unless written false) stages tensor-core operands in the
-    swizzled shared-memory layouts rather than plain core matrices; `regs`
+    swizzled shared-memory layouts rather than plain core matrices;
+    `gatherMnMajor` (true unless `mn_major: direct`) stages large MN-major
+    operands by gathering 16-byte pieces through shared memory; `regs`
     (when not 0, from `budgets: regs`) caps the registers of a thread of a
     kernel without register-reallocating roles; `tmemColumns` (when not 0,
     from `budgets: tmem_columns`) caps the tensor memory the kernel may
@@ -61,6 +63,7 @@ def Tile_ScheduleAttr : AttrDef<Tile_Dialect, "Schedule"> {
                         "::mlir::ArrayAttr":$pipelines,
                         DefaultValuedParameter<"int64_t", "0">:$persistent,
                         DefaultValuedParameter<"bool", "true">:$swizzle,
+                        DefaultValuedParameter<"bool", "true">:$gatherMnMajor,
                         DefaultValuedParameter<"int64_t", "0">:$regs,
                         DefaultValuedParameter<"int64_t", "0">:$tmemColumns,
                         DefaultValuedParameter<"::mlir::ArrayAttr",

@@ -399,6 +399,17 @@ private:
   /// multiple of 8).
   void stageMmaOperand(Value operand, bool isLhs, const MmaTiling &t, int64_t region, bool swizzled,
                        int64_t rowOffset = 0);
+  /// Stages an MN-major operand (K its tile's first dim) in two steps, when
+  /// it is large enough to pay and its tile fits the result rows area:
+  /// row-major there with vector stores, then each thread gathers 16 bytes
+  /// of K of one staged row and stores them whole. Storing it directly puts
+  /// one element a lane into rows 16 bytes x 4 apart, 16 lanes on one bank.
+  /// False when it does not apply.
+  bool stageByPieces(const StagedOperand &o, bool isLhs, const MmaTiling &t, int64_t region,
+                     bool swizzled, int64_t rowOffset);
+  /// A staging by pieces wrote the result rows area and its gathers may
+  /// still be reading it: the next one waits for the role first.
+  bool piecesPending = false;
   LogicalResult lowerCumsum(CumsumOp op);
   /// A fresh shared-memory array of `count` elements; returns its address.
   Value scratchBuffer(Type elem, int64_t count);
@@ -664,6 +675,8 @@ void GpuKernelLowering::stageMmaOperand(Value operand, bool isLhs, const MmaTili
     if (const ResidentPlan *res = plan.residentTouchedBy(def))
       return stageResidentOperand(*res, cast<TileType>(o.tile.getType()).getElementType(), isLhs, t,
                                   region, swizzled, rowOffset);
+  if (stageByPieces(o, isLhs, t, region, swizzled, rowOffset))
+    return;
   Value tile = o.tile;
   const TileLayout &l = o.l;
   int64_t vec = o.vec;
@@ -716,6 +729,95 @@ void GpuKernelLowering::stageMmaOperand(Value operand, bool isLhs, const MmaTili
     }
     LLVM::StoreOp::create(b, loc(), v, addr, vec * t.elemBytes);
   }
+}
+
+bool GpuKernelLowering::stageByPieces(const StagedOperand &o, bool isLhs, const MmaTiling &t,
+                                      int64_t region, bool swizzled, int64_t rowOffset) {
+  const TileLayout &l = o.l;
+  auto type = cast<TileType>(o.tile.getType());
+  // Tiles of a few elements a thread pay less in conflicts than the extra
+  // barrier costs.
+  if (!schedule.getGatherMnMajor() || o.kLast || type.getRank() != 2 || l.numRegs() < 8)
+    return false;
+  Type elem = type.getElementType();
+  int64_t elemBytes = elem.getIntOrFloatBitWidth() / 8,
+          perVector = 16 / std::max<int64_t>(1, elemBytes);
+  int64_t K = type.getShape()[0], R = type.getShape()[1], perPiece = t.perCore();
+  int64_t pitch = R + perVector; // padded, and rows stay 16-byte aligned
+  if (elemBytes < 2 || R % perVector || K % perPiece || K * pitch * elemBytes > t.M * t.dStride * 4)
+    return false;
+  using Operands = MmaTiling::Operands;
+  Type stored = t.operands == Operands::TF32   ? (Type)b.getF32Type()
+                : t.operands == Operands::BF16 ? b.getBF16Type()
+                                               : b.getF16Type();
+  if (piecesPending)
+    syncRole();
+  Value scratch = stagingBase(t.dOffset);
+  {
+    // The tile row-major, up to 16 bytes a store along its rows.
+    OpBuilder::InsertionGuard guard(b);
+    if (Value owner = ownerPredicate(l))
+      enterIf(owner);
+    int64_t vec = 1;
+    if (!l.isUnit(1)) {
+      vec = std::min<int64_t>(l.size[l.dims[1]], perVector);
+      while (vec > 1 && R % vec)
+        vec /= 2;
+    }
+    SmallVector<Value> bases = threadBases(l);
+    const Regs &x = regs[o.tile];
+    for (int64_t r = 0; r < l.numRegs(); ++r) {
+      SmallVector<int64_t, 2> ri = l.regIndex(r);
+      if (ri[1] % vec)
+        continue;
+      SmallVector<Value> c = regCoords(l, bases, r);
+      Value at = sharedElem(scratch, elem, add(mul(c[0], cIndex(pitch)), c[1]));
+      if (vec == 1) {
+        LLVM::StoreOp::create(b, loc(), x[r], at);
+        continue;
+      }
+      auto vecType = VectorType::get({vec}, elem);
+      Value v = LLVM::UndefOp::create(b, loc(), vecType);
+      for (int64_t j = 0; j < vec; ++j) {
+        SmallVector<int64_t, 2> rj(ri);
+        rj[1] += j;
+        v = LLVM::InsertElementOp::create(b, loc(), v, x[l.regNumber(rj)], cI32(j));
+      }
+      LLVM::StoreOp::create(b, loc(), v, at, vec * elemBytes);
+    }
+  }
+  syncRole();
+  // Pieces: 16 bytes of K of one staged row each, consecutive threads on
+  // consecutive rows (so neither the gathers nor the stores conflict).
+  int64_t threads = plan.roles[role].numWarps * 32, pieces = R * (K / perPiece);
+  Value thread = add(mul(warp, cIndex(32)), lane);
+  Value areaStart = cIndex(plan.roles[role].stagingOffset + region);
+  int64_t rows = isLhs ? t.rowsA : t.rowsB;
+  auto pieceType = VectorType::get({perPiece}, stored);
+  // A loop, not unrolled rounds: the gathers' addresses would hold
+  // registers the operand's role may not have.
+  auto rounds =
+      scf::ForOp::create(b, loc(), cIndex(0), cIndex((pieces + threads - 1) / threads), cIndex(1));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(rounds.getBody()->getTerminator());
+    Value piece = add(thread, mul(rounds.getInductionVar(), cIndex(threads)));
+    if (pieces % threads)
+      enterIf(below(piece, pieces));
+    Value row = arith::RemUIOp::create(b, loc(), piece, cIndex(R));
+    Value k0 = mul(arith::DivUIOp::create(b, loc(), piece, cIndex(R)), cIndex(perPiece));
+    Value v = LLVM::UndefOp::create(b, loc(), pieceType);
+    for (int64_t e = 0; e < perPiece; ++e) {
+      Value x = LLVM::LoadOp::create(
+          b, loc(), elem,
+          sharedElem(scratch, elem, add(mul(add(k0, cIndex(e)), cIndex(pitch)), row)));
+      v = LLVM::InsertElementOp::create(b, loc(), v, scalarCast(b, loc(), x, stored), cI32(e));
+    }
+    Value offset = operandByteOffset(t, swizzled, rows, add(row, cIndex(rowOffset)), k0);
+    LLVM::StoreOp::create(b, loc(), v, smemAt(add(areaStart, offset)), 16);
+  }
+  piecesPending = true;
+  return true;
 }
 
 Value GpuKernelLowering::operandByteOffset(const MmaTiling &t, bool swizzled, int64_t rows,
@@ -793,6 +895,9 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
     stageMmaOperand(p.extra, pair->sharesRhs, t, pair->sharesRhs ? t.aOffset : t.bOffset,
                     pair->sharesRhs ? p.aSwizzled : p.bSwizzled, pair->offset());
   auto [a, bAt] = operandsAt(p);
+  // The barrier or hand-over below waits for every gather of a staging by
+  // pieces too.
+  piecesPending = false;
   // The tensor cores read shared memory through the async proxy: order the
   // generic-proxy stores before them, then wait for every thread's stores.
   fenceAsyncProxy();

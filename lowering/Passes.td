@@ -231,8 +231,10 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
     K, plain core matrices otherwise or under `swizzle = false` (a transpose
     feeding only such dots folds into the staging; a dot and the next dot of
     its block that share an operand, when the second needs nothing computed
-    after the first, run as one product with the other operands stacked), a
-    proxy fence and a
+    after the first, run as one product with the other operands stacked;
+    an operand with K first and 8 or more elements a thread goes row-major
+    into the result area and is gathered from there into whole 16-byte
+    pieces unless `mn_major: direct`), a proxy fence and a
     barrier hand them to the tensor cores, each warpgroup issues
     `nvvm.wgmma.mma_async` on shared-memory descriptors for its 64-row items
     (f32 operands as tf32, bf16 / f16 as such) and writes its accumulator

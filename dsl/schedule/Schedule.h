@@ -70,6 +70,11 @@ struct Schedule {
   /// permuted, free of bank conflicts) or plain core matrices.
   bool swizzle = true;
   SrcPos swizzlePos;
+  /// Tensor-core operands that are not K-major (MN-major): gathered through
+  /// shared memory into whole 16-byte pieces (`gather`, the default), or
+  /// stored element by element (`direct`: fewer registers, bank conflicts).
+  bool gatherMnMajor = true;
+  SrcPos mnMajorPos;
   std::vector<Role> roles;
   std::vector<Pipeline> pipelines;
   /// `tensor_memory: [S]`: loop-carried vars (by their `var` name) kept in

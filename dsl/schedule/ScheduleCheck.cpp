@@ -188,8 +188,8 @@ bool kiln::applySchedule(const Schedule &s, KernelOp kernel, llvm::raw_ostream &
   kernel.setScheduleAttr(ScheduleAttr::get(
       ctx, StringAttr::get(ctx, s.target->name), DictionaryAttr::get(ctx, params), strs(s.grid),
       s.warps, StringAttr::get(ctx, s.mma.name), ArrayAttr::get(ctx, roles),
-      ArrayAttr::get(ctx, pipes), s.persistent, s.swizzle, s.regPos.line ? s.regBudget : 0,
-      s.tmemPos.line ? s.tmemBudget : 0,
+      ArrayAttr::get(ctx, pipes), s.persistent, s.swizzle, s.gatherMnMajor,
+      s.regPos.line ? s.regBudget : 0, s.tmemPos.line ? s.tmemBudget : 0,
       s.tensorMemory.empty() ? ArrayAttr() : strs(s.tensorMemory),
       DictionaryAttr::get(ctx, sources)));
   return true;

@@ -172,8 +172,8 @@ void parseIssuer(const YAML::Node &issues, const Schedule &s, Role &role) {
 
 void parse(const YAML::Node &root, Schedule &s) {
   onlyKeys(root,
-           {"target", "op", "params", "grid", "warps", "persistent", "mma", "swizzle", "roles",
-            "pipelines", "budgets", "tensor_memory", "kernels"},
+           {"target", "op", "params", "grid", "warps", "persistent", "mma", "swizzle", "mn_major",
+            "roles", "pipelines", "budgets", "tensor_memory", "kernels"},
            "the schedule");
   YAML::Node target = required(root, "target", "the schedule");
   s.targetPos = posOf(target);
@@ -224,8 +224,8 @@ void parse(const YAML::Node &root, Schedule &s) {
         if (other.op.name == k.op.name)
           throw Reject{k.op.pos, "kernel '" + k.op.name + "' has two sections"};
       onlyKeys(it->second,
-               {"grid", "warps", "persistent", "mma", "swizzle", "roles", "pipelines", "budgets",
-                "tensor_memory"},
+               {"grid", "warps", "persistent", "mma", "swizzle", "mn_major", "roles", "pipelines",
+                "budgets", "tensor_memory"},
                "the section of kernel '" + k.op.name + "'");
       parseKernelKeys(it->second, k);
       s.sections.push_back(std::move(k));
@@ -277,6 +277,17 @@ void parseKernelKeys(const YAML::Node &root, Schedule &s) {
     if (s.mma.name != "wgmma" && s.mma.name != "tcgen05")
       throw Reject{s.swizzlePos, "swizzle lays out tensor-core operands in shared memory, but "
                                  "the mma here is '" +
+                                     s.mma.name + "' (wgmma and tcgen05 stage operands)"};
+  }
+  if (YAML::Node mn = root["mn_major"]) {
+    s.mnMajorPos = posOf(mn);
+    std::string v = scalar(mn, "mn_major");
+    if (v != "gather" && v != "direct")
+      throw Reject{s.mnMajorPos, "mn_major must be gather or direct, got '" + v + "'"};
+    s.gatherMnMajor = v == "gather";
+    if (s.mma.name != "wgmma" && s.mma.name != "tcgen05")
+      throw Reject{s.mnMajorPos, "mn_major says how tensor-core operands are staged, but the mma "
+                                 "here is '" +
                                      s.mma.name + "' (wgmma and tcgen05 stage operands)"};
   }
   if (YAML::Node budgets = root["budgets"]) {
