@@ -1861,9 +1861,18 @@ LogicalResult GpuKernelLowering::lowerOp(Operation *op) {
         if (foldedIntoTensorCoreDots(tr, schedule))
           return success();
         Value base = stagingBase();
-        stageOut(tr.getInput(), base);
+        auto inType = tr.getInput().getType();
+        SmallVector<int64_t, 2> inShape = transposeStagingShape(inType);
+        Type stored = stagedType(b, inType.getElementType());
+        stageOutWith(
+            tr.getInput(),
+            [&](Value v) {
+              return v.getType() == stored
+                         ? v
+                         : arith::ExtUIOp::create(b, loc(), stored, v).getResult();
+            },
+            [&](ArrayRef<Value> c) { return sharedElem(base, stored, rowMajor(c, inShape)); });
         syncRole();
-        ArrayRef<int64_t> inShape = tr.getInput().getType().getShape();
         ArrayRef<int64_t> perm = tr.getPermutation();
         regs[tr.getResult()] = stageIn(layoutOf(tr.getResult()), tr.getType().getElementType(),
                                        base, [&](ArrayRef<Value> c) {

@@ -873,8 +873,22 @@ static int64_t mostOverPairing(MmaTiling::Kind kind, DotOp dot, int64_t warps,
   return most;
 }
 
+SmallVector<int64_t, 2> kiln::transposeStagingShape(TileType input) {
+  SmallVector<int64_t, 2> shape(input.getShape());
+  if (shape.size() >= 2)
+    shape.back() += 16 / std::max<int64_t>(1, input.getElementType().getIntOrFloatBitWidth() / 8);
+  return shape;
+}
+
 int64_t kiln::stagingBytesOf(Operation *op, StringRef mma, int64_t warps) {
-  if (isa<ConvertLayoutOp, TransposeOp, CumsumOp>(op))
+  if (auto tr = dyn_cast<TransposeOp>(op)) {
+    auto input = tr.getInput().getType();
+    int64_t n = std::max<int64_t>(1, input.getElementType().getIntOrFloatBitWidth() / 8);
+    for (int64_t d : transposeStagingShape(input))
+      n *= d;
+    return n;
+  }
+  if (isa<ConvertLayoutOp, CumsumOp>(op))
     return tileBytes(op->getOperand(0));
   if (auto dot = dyn_cast<DotOp>(op)) {
     if (std::optional<MmaTiling::Kind> kind = MmaTiling::kindOf(mma))

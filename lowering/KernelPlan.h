@@ -116,6 +116,12 @@ struct RolePlan {
   int64_t mmaReadyOffset = -1;
 };
 
+/// The row-major shape a transpose stages its input in: the last dim
+/// padded by 16 bytes. Rows stay 16-byte aligned for vector stores, and the
+/// transposed reads, which walk down a column, spread over 4 times as many
+/// banks (a warp reading 8 rows x 4 columns hit 4 banks, 8 lanes each).
+llvm::SmallVector<int64_t, 2> transposeStagingShape(tile::TileType input);
+
 /// Shared memory `op` stages its operands in when a role of `warps` warps
 /// runs it under the schedule's matrix instruction `mma`; 0 when it needs
 /// none.

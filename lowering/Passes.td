@@ -223,7 +223,8 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
     `tile.convert_layout`, `tile.transpose` and `tile.cumsum` stage the tile
     row-major in the role's staging area of dynamic shared memory (owner
     threads write, a barrier, each thread reads its elements in the result
-    layout, a barrier frees the area). `tile.dot` with `mma: simt` (or none)
+    layout, a barrier frees the area; a transpose pads each row by 16 bytes
+    so that reads down a column spread over more banks). `tile.dot` with `mma: simt` (or none)
     stages both operands the same way and each thread accumulates its result
     elements with FMAs over the inner dim. With `mma: wgmma` both operands
     are staged K-major: swizzled (16-byte pieces of a row XOR-permuted by
