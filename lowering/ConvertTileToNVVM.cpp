@@ -392,6 +392,14 @@ private:
     int64_t vec;
   };
   StagedOperand stagedOperand(Value operand, bool isLhs, const MmaTiling &t);
+  /// The element type a product's operands are staged as: tf32 operands are
+  /// f32 bits (the tensor cores read the top 19), others as they are.
+  Type stagedOperandType(const MmaTiling &t) {
+    using Operands = MmaTiling::Operands;
+    return t.operands == Operands::TF32   ? (Type)b.getF32Type()
+           : t.operands == Operands::BF16 ? b.getBF16Type()
+                                          : b.getF16Type();
+  }
   /// Whether the swizzled layout saves bank conflicts staging `operand`.
   bool swizzlePays(Value operand, bool isLhs, const MmaTiling &t);
   /// Stages a tensor-core operand (the dot's lhs when `isLhs`) K-major at `region`
@@ -680,11 +688,7 @@ void GpuKernelLowering::stageMmaOperand(Value operand, bool isLhs, const MmaTili
   Value tile = o.tile;
   const TileLayout &l = o.l;
   int64_t vec = o.vec;
-  using Operands = MmaTiling::Operands;
-  // tf32 operands are f32 bits: the tensor cores read the top 19.
-  Type stored = t.operands == Operands::TF32   ? (Type)b.getF32Type()
-                : t.operands == Operands::BF16 ? b.getBF16Type()
-                                               : b.getF16Type();
+  Type stored = stagedOperandType(t);
   unsigned last = l.shape.size() - 1, rowDim = o.kLast ? 0 : 1, kDim = o.kLast ? 1 : 0;
   int64_t rows = isLhs ? t.rowsA : t.rowsB;
   int64_t block = t.blockBytes(swizzled);
@@ -735,8 +739,9 @@ bool GpuKernelLowering::stageByPieces(const StagedOperand &o, bool isLhs, const 
                                       int64_t region, bool swizzled, int64_t rowOffset) {
   const TileLayout &l = o.l;
   auto type = cast<TileType>(o.tile.getType());
-  // Tiles of a few elements a thread pay less in conflicts than the extra
-  // barrier costs.
+  // A tile of a few elements a thread keeps the direct stores: for a
+  // handful of them the gather's barrier would sit on a latency-bound path
+  // (the scan's Vnew^T).
   if (!schedule.getGatherMnMajor() || o.kLast || type.getRank() != 2 || l.numRegs() < 8)
     return false;
   Type elem = type.getElementType();
@@ -746,10 +751,7 @@ bool GpuKernelLowering::stageByPieces(const StagedOperand &o, bool isLhs, const 
   int64_t pitch = R + perVector; // padded, and rows stay 16-byte aligned
   if (elemBytes < 2 || R % perVector || K % perPiece || K * pitch * elemBytes > t.M * t.dStride * 4)
     return false;
-  using Operands = MmaTiling::Operands;
-  Type stored = t.operands == Operands::TF32   ? (Type)b.getF32Type()
-                : t.operands == Operands::BF16 ? b.getBF16Type()
-                                               : b.getF16Type();
+  Type stored = stagedOperandType(t);
   if (piecesPending)
     syncRole();
   Value scratch = stagingBase(t.dOffset);
@@ -1316,11 +1318,7 @@ void GpuKernelLowering::stageResidentOperand(const ResidentPlan &res, Type copyE
                                              const MmaTiling &t, int64_t region, bool swizzled,
                                              int64_t rowOffset) {
   MmaTiling held = residentTiling(res);
-  using Operands = MmaTiling::Operands;
-  Type f32 = b.getF32Type();
-  Type stored = t.operands == Operands::TF32   ? f32
-                : t.operands == Operands::BF16 ? (Type)b.getBF16Type()
-                                               : b.getF16Type();
+  Type f32 = b.getF32Type(), stored = stagedOperandType(t);
   int64_t rows = isLhs ? t.rowsA : t.rowsB, perPiece = t.perCore();
   Value areaStart = cIndex(plan.roles[role].stagingOffset + region);
   auto pieceType = VectorType::get({perPiece}, stored);
