@@ -6,9 +6,10 @@ with its width, then the instructions with the most excess.
 usage: python3 bench/ncu_memory.py SOURCE.csv   (ncu -i R --page source
 --print-source sass --csv, the report taken with --section SourceCounters)
 """
-import csv
 import sys
 from collections import defaultdict
+
+from ncu_opcodes import read_source_table
 
 
 def number(text):
@@ -19,14 +20,10 @@ def number(text):
 
 
 def main():
-    with open(sys.argv[1]) as f:
-        lines = list(csv.reader(f))
-    head = next((i for i, r in enumerate(lines) if "Source" in r), None)
-    if head is None:
-        print("no source table; first lines:", lines[:3])
+    table = read_source_table(sys.argv[1])
+    if table is None:
         return
-    names = lines[head]
-    rows = [dict(zip(names, r)) for r in lines[head + 1:]]
+    names, rows = table
     wanted = [c for c in names if "Wavefronts" in c or "Sectors" in c or
               c.startswith("Instructions Executed")]
     print("memory columns:", ", ".join(wanted))

@@ -8,16 +8,25 @@ import sys
 from collections import Counter
 
 
-def main():
-    with open(sys.argv[1]) as f:
+def read_source_table(path):
+    """The column names and rows (dicts) of ncu's source page CSV; None,
+    after saying so, when the file holds no table."""
+    with open(path) as f:
         lines = list(csv.reader(f))
     # ncu may print lines before the table: the header is the row naming Source.
     head = next((i for i, r in enumerate(lines) if "Source" in r), None)
     if head is None:
         print("no source table; first lines:", lines[:3])
-        return
+        return None
     names = lines[head]
-    rows = [dict(zip(names, r)) for r in lines[head + 1:]]
+    return names, [dict(zip(names, r)) for r in lines[head + 1:]]
+
+
+def main():
+    table = read_source_table(sys.argv[1])
+    if table is None:
+        return
+    names, rows = table
     sample_col = next((c for c in names if c.startswith("Warp Stall Sampling (All")), None)
     if sample_col is None:
         print("no sampling column; columns:", names[:20])

@@ -211,6 +211,10 @@ private:
   /// Shared memory `bytes` into stage `stage` of `ring`.
   Value ringStage(const RingStages &ring, Value stage, int64_t bytes = 0);
   Value ringBarrier(const RingStages &ring, Value index);
+  /// The empty mbarrier of stage `stage` (the full one is ringBarrier(stage)).
+  Value emptyBarrier(const RingStages &ring, Value stage) {
+    return ringBarrier(ring, add(stage, cIndex(ring.depth)));
+  }
   /// Stage and phase parity of the next use of a ring by this thread, from
   /// the counter at `counter`.
   std::pair<Value, Value> ringPosition(const RingStages &ring, Value counter);
@@ -349,6 +353,13 @@ private:
   /// tcgen05.ld of `n` 32-bit columns at `at`, returned once they have
   /// arrived (tcgen05.wait::ld).
   SmallVector<Value> loadColumns(Value at, int64_t n);
+  /// tcgen05.st of the 32-bit `words` (a vector) to the columns at `at`.
+  void storeColumns(Value at, Value words) {
+    NVVM::Tcgen05StOp::create(
+        b, loc(), UnitAttr(),
+        NVVM::Tcgen05LdStShapeAttr::get(b.getContext(), NVVM::Tcgen05LdStShape::SHAPE_32X32B), at,
+        words, Value());
+  }
   /// Copies the accumulator at `columnBase` to the result rows at t.dOffset.
   void copyColumnsToRows(const MmaTiling &t, int64_t columnBase);
   // A tile kept in tensor memory (KernelPlan's ResidentPlan) lives in the
@@ -392,6 +403,16 @@ private:
     int64_t vec;
   };
   StagedOperand stagedOperand(Value operand, bool isLhs, const MmaTiling &t);
+  /// The `vec` registers of `x` (layout `l`) from register index `ri` on
+  /// along the tile's last dim, each cast to `elem`, as one vector.
+  Value packRun(const TileLayout &l, const Regs &x, ArrayRef<int64_t> ri, int64_t vec, Type elem) {
+    Value v = LLVM::UndefOp::create(b, loc(), VectorType::get({vec}, elem));
+    SmallVector<int64_t, 2> rj(ri);
+    for (int64_t j = 0; j < vec; ++j, ++rj.back())
+      v = LLVM::InsertElementOp::create(b, loc(), v, scalarCast(b, loc(), x[l.regNumber(rj)], elem),
+                                        cI32(j));
+    return v;
+  }
   /// The element type a product's operands are staged as: tf32 operands are
   /// f32 bits (the tensor cores read the top 19), others as they are.
   Type stagedOperandType(const MmaTiling &t) {
@@ -723,15 +744,7 @@ void GpuKernelLowering::stageMmaOperand(Value operand, bool isLhs, const MmaTili
       LLVM::StoreOp::create(b, loc(), scalarCast(b, loc(), x[r], stored), addr);
       continue;
     }
-    auto vecType = VectorType::get({vec}, stored);
-    Value v = LLVM::UndefOp::create(b, loc(), vecType);
-    for (int64_t j = 0; j < vec; ++j) {
-      SmallVector<int64_t, 2> rj(ri);
-      rj[last] += j;
-      v = LLVM::InsertElementOp::create(b, loc(), v,
-                                        scalarCast(b, loc(), x[l.regNumber(rj)], stored), cI32(j));
-    }
-    LLVM::StoreOp::create(b, loc(), v, addr, vec * t.elemBytes);
+    LLVM::StoreOp::create(b, loc(), packRun(l, x, ri, vec, stored), addr, vec * t.elemBytes);
   }
 }
 
@@ -778,14 +791,7 @@ bool GpuKernelLowering::stageByPieces(const StagedOperand &o, bool isLhs, const 
         LLVM::StoreOp::create(b, loc(), x[r], at);
         continue;
       }
-      auto vecType = VectorType::get({vec}, elem);
-      Value v = LLVM::UndefOp::create(b, loc(), vecType);
-      for (int64_t j = 0; j < vec; ++j) {
-        SmallVector<int64_t, 2> rj(ri);
-        rj[1] += j;
-        v = LLVM::InsertElementOp::create(b, loc(), v, x[l.regNumber(rj)], cI32(j));
-      }
-      LLVM::StoreOp::create(b, loc(), v, at, vec * elemBytes);
+      LLVM::StoreOp::create(b, loc(), packRun(l, x, ri, vec, elem), at, vec * elemBytes);
     }
   }
   syncRole();
@@ -916,8 +922,7 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
   // (tcgen05's commit gave them back already).
   for (const RingOperand *r : {p.aRing, p.bRing, p.extraRing})
     if (r && !r->ring->freedByCommit)
-      NVVM::MBarrierArriveOp::create(
-          b, loc(), Type(), ringBarrier(*r->ring, add(r->stage, cIndex(r->ring->depth))), Value());
+      NVVM::MBarrierArriveOp::create(b, loc(), Type(), emptyBarrier(*r->ring, r->stage), Value());
   if (onto)
     return success();
   Value dBase = stagingBase(t.dOffset);
@@ -1078,8 +1083,7 @@ void GpuKernelLowering::issueTcgen05Items(const MmaTiling &t, OperandAt a, Opera
   // the commits that free the ring stages the products read in place.
   NVVM::Tcgen05CommitOp::create(b, loc(), done, Value(), cta1);
   for (const RingOperand *r : freed)
-    NVVM::Tcgen05CommitOp::create(
-        b, loc(), ringBarrier(*r->ring, add(r->stage, cIndex(r->ring->depth))), Value(), cta1);
+    NVVM::Tcgen05CommitOp::create(b, loc(), emptyBarrier(*r->ring, r->stage), Value(), cta1);
 }
 
 void GpuKernelLowering::waitCounted(Value barrier) {
@@ -1254,7 +1258,6 @@ void GpuKernelLowering::writeResident(const ResidentPlan &res, Value tile) {
         return sharedElem(dBase, f32, add(mul(c[0], cIndex(t.dStride)), c[1]));
       });
   syncRole();
-  MLIRContext *ctx = b.getContext();
   auto quadType = VectorType::get({4}, f32);
   forEachColumnBlock(t, res.columnOffset, [&](Value at, Value row, Value col0, Value inside) {
     // Lanes past the tile's rows store what row 0 holds into columns' lanes
@@ -1273,10 +1276,7 @@ void GpuKernelLowering::writeResident(const ResidentPlan &res, Value tile) {
                                     LLVM::ExtractElementOp::create(b, loc(), quad, cI32(j))),
             cI32(4 * q + j));
     }
-    NVVM::Tcgen05StOp::create(
-        b, loc(), UnitAttr(),
-        NVVM::Tcgen05LdStShapeAttr::get(ctx, NVVM::Tcgen05LdStShape::SHAPE_32X32B), at, words,
-        Value());
+    storeColumns(at, words);
   });
   NVVM::Tcgen05WaitOp::create(b, loc(), NVVM::Tcgen05WaitKind::STORE);
   syncRole(); // the rows are free for the next op
@@ -1295,7 +1295,6 @@ void GpuKernelLowering::readResident(const ResidentPlan &res, Value result) {
 
 void GpuKernelLowering::scaleResident(const ResidentPlan &res, Value factor) {
   MmaTiling t = residentTiling(res);
-  MLIRContext *ctx = b.getContext();
   Type f32 = b.getF32Type(), i32 = b.getI32Type();
   forEachColumnBlock(t, res.columnOffset, [&](Value at, Value, Value, Value) {
     SmallVector<Value> words = loadColumns(at, t.loadColumns);
@@ -1305,10 +1304,7 @@ void GpuKernelLowering::scaleResident(const ResidentPlan &res, Value factor) {
       scaled = LLVM::InsertElementOp::create(b, loc(), scaled,
                                              LLVM::BitcastOp::create(b, loc(), i32, x), cI32(j));
     }
-    NVVM::Tcgen05StOp::create(
-        b, loc(), UnitAttr(),
-        NVVM::Tcgen05LdStShapeAttr::get(ctx, NVVM::Tcgen05LdStShape::SHAPE_32X32B), at, scaled,
-        Value());
+    storeColumns(at, scaled);
   });
   // The stores land before the fence and barrier that hand the product over.
   NVVM::Tcgen05WaitOp::create(b, loc(), NVVM::Tcgen05WaitKind::STORE);
@@ -1941,8 +1937,7 @@ LogicalResult GpuKernelLowering::lowerRingLoad(const RingPlan &ring, LoadOp load
       enterLeaderOnly();
     auto [stage, parity] = ringPosition(ring, issued[index]);
     // The readers released this stage (a fresh barrier passes parity 1).
-    waitBarrier(ringBarrier(ring, add(stage, cIndex(ring.depth))),
-                arith::XOrIOp::create(b, loc(), parity, cI32(1)));
+    waitBarrier(emptyBarrier(ring, stage), arith::XOrIOp::create(b, loc(), parity, cI32(1)));
     Value full = ringBarrier(ring, stage);
     NVVM::MBarrierArriveExpectTxOp::create(b, loc(), Type(), full, cI32(ring.stageBytes),
                                            NVVM::MemScopeKind::CTA, false, Value());
@@ -2003,8 +1998,7 @@ LogicalResult GpuKernelLowering::lowerRingLoad(const RingPlan &ring, LoadOp load
           lowerAccess(stageView, zeros, {}, stageLimits, keep, cut, load.getResult(), true, 0.0)))
     return failure();
   // The loads above are done before this release (arrive orders them).
-  NVVM::MBarrierArriveOp::create(b, loc(), Type(),
-                                 ringBarrier(ring, add(stage, cIndex(ring.depth))), Value());
+  NVVM::MBarrierArriveOp::create(b, loc(), Type(), emptyBarrier(ring, stage), Value());
   bumpCounter(consumed[index]);
   return success();
 }
@@ -2029,8 +2023,7 @@ LogicalResult GpuKernelLowering::lowerRingStore(const StoreRingPlan &ring, Store
   if (ring.writer == role) {
     auto [stage, parity] = ringPosition(ring, stagesWritten[index]);
     // The copies have read this stage (a fresh barrier passes parity 1).
-    waitBarrier(ringBarrier(ring, add(stage, cIndex(ring.depth))),
-                arith::XOrIOp::create(b, loc(), parity, cI32(1)));
+    waitBarrier(emptyBarrier(ring, stage), arith::XOrIOp::create(b, loc(), parity, cI32(1)));
     SmallVector<Value> zeros(tileType.getRank(), cIndex(0));
     SmallVector<int64_t> keep = llvm::to_vector(llvm::seq<int64_t>(0, tileType.getRank()));
     if (failed(lowerAccess(denseStage(ringStage(ring, stage), tileType), zeros, {}, {}, keep,
@@ -2061,8 +2054,7 @@ LogicalResult GpuKernelLowering::lowerRingStore(const StoreRingPlan &ring, Store
       enterIf(arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::uge, n, cIndex(behind)));
     Value freed = arith::RemUIOp::create(
         b, loc(), arith::SubIOp::create(b, loc(), n, cIndex(behind)), cIndex(ring.depth));
-    NVVM::MBarrierArriveOp::create(b, loc(), Type(),
-                                   ringBarrier(ring, add(freed, cIndex(ring.depth))), Value());
+    NVVM::MBarrierArriveOp::create(b, loc(), Type(), emptyBarrier(ring, freed), Value());
   }
   bumpCounter(stagesCopied[index]);
   return success();
@@ -2205,7 +2197,7 @@ void GpuKernelLowering::initShared() {
     for (const RingPlan &ring : plan.rings)
       for (int64_t s = 0; s < ring.depth; ++s) {
         NVVM::MBarrierInitOp::create(b, loc(), ringBarrier(ring, cIndex(s)), cI32(1), Value());
-        NVVM::MBarrierInitOp::create(b, loc(), ringBarrier(ring, cIndex(ring.depth + s)),
+        NVVM::MBarrierInitOp::create(b, loc(), emptyBarrier(ring, cIndex(s)),
                                      cI32(ring.consumerThreads), Value());
       }
     // A store ring's stage is full when every thread of its writer has
@@ -2214,8 +2206,7 @@ void GpuKernelLowering::initShared() {
       for (int64_t s = 0; s < ring.depth; ++s) {
         NVVM::MBarrierInitOp::create(b, loc(), ringBarrier(ring, cIndex(s)),
                                      cI32(plan.roles[ring.writer].numWarps * 32), Value());
-        NVVM::MBarrierInitOp::create(b, loc(), ringBarrier(ring, cIndex(ring.depth + s)), cI32(1),
-                                     Value());
+        NVVM::MBarrierInitOp::create(b, loc(), emptyBarrier(ring, cIndex(s)), cI32(1), Value());
       }
     // A role's MMA barrier completes a phase when tcgen05.commit arrives,
     // or when every thread of a wgmma issuer has written the result; its
