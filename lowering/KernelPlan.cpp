@@ -1,5 +1,6 @@
 //===- KernelPlan.cpp - warp roles and copy pipelines of a kernel ---------===//
 #include "lowering/KernelPlan.h"
+#include "dsl/schedule/Schedule.h"
 #include "dsl/schedule/Target.h"
 #include "lowering/MmaTiling.h"
 
@@ -294,19 +295,11 @@ LogicalResult planIssuer(KernelOp kernel, KernelPlan &plan, unsigned r,
 /// that the loop carrying it only scales it, accumulates one tcgen05 product
 /// onto it and casts it for products' operands read K-major, each copy's
 /// products before the update.
-FailureOr<ResidentPlan> planResident(KernelOp kernel, StringRef name, Operation *init,
-                                     ScheduleAttr schedule) {
+FailureOr<ResidentPlan> planResident(StringRef name, Operation *init, ScheduleAttr schedule) {
   ResidentPlan res;
   res.name = name.str();
-  scf::ForOp loop;
-  for (OpOperand &use : init->getResult(0).getUses())
-    if (auto l = dyn_cast<scf::ForOp>(use.getOwner());
-        l && use.getOperandNumber() >= l.getNumControlOperands()) {
-      loop = l;
-      res.index = use.getOperandNumber() - l.getNumControlOperands();
-      break;
-    }
-  res.loop = loop;
+  std::tie(res.loop, res.index) = loopCarrying(init);
+  auto loop = cast<scf::ForOp>(res.loop);
   auto fail = [&](Operation *at, const Twine &why) {
     InFlightDiagnostic diag = at->emitOpError() << why;
     noteScheduleLine(diag, schedule, {"tensor_memory"});
@@ -698,9 +691,11 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
     for (Attribute a : kept) {
       StringRef name = cast<StringAttr>(a).getValue();
       Operation *init = byId.lookup(name);
-      if (!init) // tile-apply-schedule checked it
-        return kernel.emitOpError("has no var '") << name << "' for tensor_memory", failure();
-      FailureOr<ResidentPlan> res = planResident(kernel, name, init, schedule);
+      if (!init || !loopCarrying(init).first) // tile-apply-schedule checked it
+        return kernel.emitOpError("has no var '")
+                   << name << "' that a loop carries for tensor_memory",
+               failure();
+      FailureOr<ResidentPlan> res = planResident(name, init, schedule);
       if (failed(res))
         return failure();
       int computing = -1;

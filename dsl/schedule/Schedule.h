@@ -124,6 +124,11 @@ bool applySchedule(const Schedule &schedule, tile::KernelOp kernel, llvm::raw_os
 /// Shared-memory bytes the schedule's pipelines need for this kernel.
 int64_t pipelineSmemBytes(const Schedule &schedule, tile::KernelOp kernel);
 
+/// The loop (an scf.for) and the index of its carried value that `init`
+/// initialises, as a `var` carried by a loop is named by its first value;
+/// null when `init` starts no loop's carried value.
+std::pair<mlir::Operation *, unsigned> loopCarrying(mlir::Operation *init);
+
 } // namespace kiln
 
 #endif

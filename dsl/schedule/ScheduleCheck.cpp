@@ -26,6 +26,16 @@ int64_t kiln::pipelineSmemBytes(const Schedule &s, KernelOp kernel) {
   return total;
 }
 
+std::pair<Operation *, unsigned> kiln::loopCarrying(Operation *init) {
+  if (init->getNumResults() != 1)
+    return {nullptr, 0};
+  for (OpOperand &use : init->getResult(0).getUses())
+    if (auto loop = dyn_cast<scf::ForOp>(use.getOwner());
+        loop && use.getOperandNumber() >= loop.getNumControlOperands())
+      return {loop, use.getOperandNumber() - loop.getNumControlOperands()};
+  return {nullptr, 0};
+}
+
 bool kiln::applySchedule(const Schedule &s, KernelOp kernel, llvm::raw_ostream &errs) {
   MLIRContext *ctx = kernel.getContext();
   llvm::StringMap<Operation *> byId = kernel.getOpsById();
@@ -64,12 +74,7 @@ bool kiln::applySchedule(const Schedule &s, KernelOp kernel, llvm::raw_ostream &
   // loop's carried value.
   for (const Named &var : s.tensorMemory) {
     Operation *init = byId.lookup(var.name);
-    bool carried = init && init->getNumResults() == 1 &&
-                   llvm::any_of(init->getResult(0).getUses(), [](OpOperand &use) {
-                     auto loop = dyn_cast<scf::ForOp>(use.getOwner());
-                     return loop && use.getOperandNumber() >= loop.getNumControlOperands();
-                   });
-    if (!carried) {
+    if (!init || !loopCarrying(init).first) {
       errs << s.diag(var.pos, "tensor_memory names '" + var.name +
                                   "', which is not a var that a "
                                   "loop of kernel '" +
