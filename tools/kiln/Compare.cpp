@@ -57,17 +57,17 @@ void attachMeasured(const json::Value &bench, Row &row) {
   const json::Value *rows = bench.get("rows");
   if (!rows || rows->kind != json::Value::Array)
     return;
-  // The key for this schedule and the build it names, from the first row
-  // that has one.
+  // A row's key for this schedule and the build it names: the schedule's
+  // own before any other build of it.
   auto keyOf = [&](const json::Value &r) -> std::pair<std::string, std::string> {
     const std::string suffix = "_graph_ms";
+    if (const json::Value *own = r.get(stem + suffix); own && own->kind == json::Value::Number)
+      return {stem + suffix, stem};
     for (auto &[key, v] : r.object) {
       if (v.kind != json::Value::Number || key.size() <= suffix.size() ||
           key.compare(key.size() - suffix.size(), suffix.size(), suffix))
         continue;
       std::string label = key.substr(0, key.size() - suffix.size());
-      if (label == stem)
-        return {key, stem};
       if (label == stem + "_twin")
         return {key, label};
       if (label.rfind(stem + "[", 0) == 0 && label.back() == ']')
