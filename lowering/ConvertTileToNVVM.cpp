@@ -1455,14 +1455,20 @@ LogicalResult GpuKernelLowering::lowerAccess(const ViewInfo &vi, ArrayRef<Value>
   // dim's own end then never falls inside a vector (static, a multiple of
   // the width), so a mask decided at a vector's first element holds for all
   // of it.
+  // A dynamic contiguous dim (the token-last `kgt[HV, K, TP]` of GDN
+  // prefill) has its width decided at run time instead: one uniform test
+  // picks the vector accesses when the dim is a multiple of it, scalar ones
+  // otherwise.
   int64_t vec = 1;
   unsigned last = rank - 1;
+  bool dynamicInner = false;
   if (!l.isUnit(last) && keep[last] == (int64_t)vi.type.getRank() - 1 &&
       !(masked && (bounds.limitBinds(keep[last]) || bounds.floorBinds(keep[last])))) {
     int64_t innermost = vi.type.getShape().back();
+    dynamicInner = ShapedType::isDynamic(innermost);
     vec = std::min<int64_t>(l.size[l.dims[last]], 16 / elemBytes);
-    while (vec > 1 && (ShapedType::isDynamic(innermost) || innermost % vec != 0 ||
-                       !knownMultipleOf(starts[keep[last]], vec)))
+    while (vec > 1 &&
+           ((!dynamicInner && innermost % vec != 0) || !knownMultipleOf(starts[keep[last]], vec)))
       vec /= 2;
   }
   Value pred = isLoad ? Value() : ownerPredicate(l);
@@ -1472,97 +1478,119 @@ LogicalResult GpuKernelLowering::lowerAccess(const ViewInfo &vi, ArrayRef<Value>
     guardIf = scf::IfOp::create(b, loc(), TypeRange{}, pred, false);
     b.setInsertionPoint(guardIf.thenBlock()->getTerminator());
   }
-  Regs result(l.numRegs());
-  Regs &values = isLoad ? result : regs[tile];
-  for (int64_t r = 0; r < l.numRegs(); ++r) {
-    SmallVector<int64_t, 2> ri = l.regIndex(r);
-    if (ri[last] % vec != 0)
-      continue; // inside a vector started earlier
-    Value offset = base;
-    Value inBounds;
-    for (unsigned td = 0; td < rank; ++td) {
-      int64_t c = l.constOffset(td, ri[td]);
-      unsigned vd = keep[td];
-      if (c != 0)
-        offset = add(offset, mul(cIndex(c), vi.strides[vd]));
-      if (masked) {
-        Value coord = add(coordBase[td], cIndex(c));
-        // A static dim the window provably stays inside needs no check.
-        if (!bounds.inside(vd, l.shape[td]))
-          inBounds = andOf(inBounds, arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult,
-                                                           coord, vi.dims[vd]));
-        if (bounds.limitBinds(vd))
-          inBounds = andOf(inBounds, arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt,
-                                                           coord, limits[vd]));
-        if (bounds.floorBinds(vd))
-          inBounds = andOf(inBounds, arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::sge,
-                                                           coord, floors[vd]));
+  auto accessAll = [&](int64_t vec) {
+    Regs result(l.numRegs());
+    const Regs &values = isLoad ? result : regs[tile];
+    for (int64_t r = 0; r < l.numRegs(); ++r) {
+      SmallVector<int64_t, 2> ri = l.regIndex(r);
+      if (ri[last] % vec != 0)
+        continue; // inside a vector started earlier
+      Value offset = base;
+      Value inBounds;
+      for (unsigned td = 0; td < rank; ++td) {
+        int64_t c = l.constOffset(td, ri[td]);
+        unsigned vd = keep[td];
+        if (c != 0)
+          offset = add(offset, mul(cIndex(c), vi.strides[vd]));
+        if (masked) {
+          Value coord = add(coordBase[td], cIndex(c));
+          // A static dim the window provably stays inside needs no check.
+          if (!bounds.inside(vd, l.shape[td]))
+            inBounds = andOf(inBounds, arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult,
+                                                             coord, vi.dims[vd]));
+          if (bounds.limitBinds(vd))
+            inBounds = andOf(inBounds, arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt,
+                                                             coord, limits[vd]));
+          if (bounds.floorBinds(vd))
+            inBounds = andOf(inBounds, arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::sge,
+                                                             coord, floors[vd]));
+        }
       }
-    }
-    Value ptr = gep(offset);
-    if (vec > 1) {
-      auto vecType = VectorType::get({vec}, elem);
-      if (isLoad) {
-        Value v;
-        if (inBounds) {
-          auto ifOp = scf::IfOp::create(b, loc(), TypeRange{vecType}, inBounds, true);
-          OpBuilder tb = ifOp.getThenBodyBuilder();
-          scf::YieldOp::create(
-              tb, loc(),
-              ValueRange{LLVM::LoadOp::create(tb, loc(), vecType, ptr, vec * elemBytes, false,
-                                              false, vi.readOnly)});
-          OpBuilder eb = ifOp.getElseBodyBuilder();
-          Attribute fill = isa<FloatType>(elem) ? (Attribute)eb.getFloatAttr(elem, other)
-                                                : eb.getIntegerAttr(elem, (int64_t)other);
-          scf::YieldOp::create(eb, loc(),
-                               ValueRange{LLVM::ConstantOp::create(
-                                   eb, loc(), vecType, DenseElementsAttr::get(vecType, fill))});
-          v = ifOp.getResult(0);
+      Value ptr = gep(offset);
+      if (vec > 1) {
+        auto vecType = VectorType::get({vec}, elem);
+        if (isLoad) {
+          Value v;
+          if (inBounds) {
+            auto ifOp = scf::IfOp::create(b, loc(), TypeRange{vecType}, inBounds, true);
+            OpBuilder tb = ifOp.getThenBodyBuilder();
+            scf::YieldOp::create(
+                tb, loc(),
+                ValueRange{LLVM::LoadOp::create(tb, loc(), vecType, ptr, vec * elemBytes, false,
+                                                false, vi.readOnly)});
+            OpBuilder eb = ifOp.getElseBodyBuilder();
+            Attribute fill = isa<FloatType>(elem) ? (Attribute)eb.getFloatAttr(elem, other)
+                                                  : eb.getIntegerAttr(elem, (int64_t)other);
+            scf::YieldOp::create(eb, loc(),
+                                 ValueRange{LLVM::ConstantOp::create(
+                                     eb, loc(), vecType, DenseElementsAttr::get(vecType, fill))});
+            v = ifOp.getResult(0);
+          } else {
+            v = LLVM::LoadOp::create(b, loc(), vecType, ptr, vec * elemBytes, false, false,
+                                     vi.readOnly);
+          }
+          for (int64_t e = 0; e < vec; ++e) {
+            Value idx = LLVM::ConstantOp::create(b, loc(), b.getI32Type(), e);
+            result[r + e] = LLVM::ExtractElementOp::create(b, loc(), v, idx);
+          }
         } else {
-          v = LLVM::LoadOp::create(b, loc(), vecType, ptr, vec * elemBytes, false, false,
-                                   vi.readOnly);
+          OpBuilder::InsertionGuard storeGuard(b);
+          if (inBounds) {
+            auto ifOp = scf::IfOp::create(b, loc(), TypeRange{}, inBounds, false);
+            b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+          }
+          Value v = LLVM::PoisonOp::create(b, loc(), vecType);
+          for (int64_t e = 0; e < vec; ++e) {
+            Value idx = LLVM::ConstantOp::create(b, loc(), b.getI32Type(), e);
+            v = LLVM::InsertElementOp::create(b, loc(), v, values[r + e], idx);
+          }
+          LLVM::StoreOp::create(b, loc(), v, ptr, vec * elemBytes);
         }
-        for (int64_t e = 0; e < vec; ++e) {
-          Value idx = LLVM::ConstantOp::create(b, loc(), b.getI32Type(), e);
-          result[r + e] = LLVM::ExtractElementOp::create(b, loc(), v, idx);
-        }
-      } else {
-        OpBuilder::InsertionGuard storeGuard(b);
+        continue;
+      }
+      if (isLoad) {
         if (inBounds) {
-          auto ifOp = scf::IfOp::create(b, loc(), TypeRange{}, inBounds, false);
-          b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+          auto ifOp = scf::IfOp::create(b, loc(), TypeRange{elem}, inBounds, true);
+          OpBuilder tb = ifOp.getThenBodyBuilder();
+          Value v =
+              LLVM::LoadOp::create(tb, loc(), elem, ptr, elemBytes, false, false, vi.readOnly);
+          scf::YieldOp::create(tb, loc(), ValueRange{v});
+          OpBuilder eb = ifOp.getElseBodyBuilder();
+          scf::YieldOp::create(eb, loc(), ValueRange{scalarConstant(eb, loc(), elem, other)});
+          result[r] = ifOp.getResult(0);
+        } else {
+          result[r] =
+              LLVM::LoadOp::create(b, loc(), elem, ptr, elemBytes, false, false, vi.readOnly);
         }
-        Value v = LLVM::PoisonOp::create(b, loc(), vecType);
-        for (int64_t e = 0; e < vec; ++e) {
-          Value idx = LLVM::ConstantOp::create(b, loc(), b.getI32Type(), e);
-          v = LLVM::InsertElementOp::create(b, loc(), v, values[r + e], idx);
-        }
-        LLVM::StoreOp::create(b, loc(), v, ptr, vec * elemBytes);
-      }
-      continue;
-    }
-    if (isLoad) {
-      if (inBounds) {
-        auto ifOp = scf::IfOp::create(b, loc(), TypeRange{elem}, inBounds, true);
+      } else if (inBounds) {
+        auto ifOp = scf::IfOp::create(b, loc(), TypeRange{}, inBounds, false);
         OpBuilder tb = ifOp.getThenBodyBuilder();
-        Value v = LLVM::LoadOp::create(tb, loc(), elem, ptr, elemBytes, false, false, vi.readOnly);
-        scf::YieldOp::create(tb, loc(), ValueRange{v});
-        OpBuilder eb = ifOp.getElseBodyBuilder();
-        scf::YieldOp::create(eb, loc(), ValueRange{scalarConstant(eb, loc(), elem, other)});
-        result[r] = ifOp.getResult(0);
+        LLVM::StoreOp::create(tb, loc(), values[r], ptr, elemBytes);
       } else {
-        result[r] = LLVM::LoadOp::create(b, loc(), elem, ptr, elemBytes, false, false, vi.readOnly);
+        LLVM::StoreOp::create(b, loc(), values[r], ptr, elemBytes);
       }
-    } else if (inBounds) {
-      auto ifOp = scf::IfOp::create(b, loc(), TypeRange{}, inBounds, false);
-      OpBuilder tb = ifOp.getThenBodyBuilder();
-      LLVM::StoreOp::create(tb, loc(), values[r], ptr, elemBytes);
-    } else {
-      LLVM::StoreOp::create(b, loc(), values[r], ptr, elemBytes);
     }
+    return result;
+  };
+  if (!dynamicInner || vec == 1) {
+    Regs result = accessAll(vec);
+    if (isLoad)
+      regs[tile] = result;
+    return success();
+  }
+  Value whole = eq(arith::RemUIOp::create(b, loc(), vi.dims.back(), cIndex(vec)), 0);
+  auto split = scf::IfOp::create(
+      b, loc(), isLoad ? SmallVector<Type>(l.numRegs(), elem) : SmallVector<Type>(), whole, true);
+  for (auto [block, width] : {std::pair{split.thenBlock(), vec}, {split.elseBlock(), int64_t(1)}}) {
+    OpBuilder::InsertionGuard branch(b);
+    if (block->mightHaveTerminator())
+      block->getTerminator()->erase();
+    b.setInsertionPointToEnd(block);
+    Regs result = accessAll(width);
+    scf::YieldOp::create(b, loc(), isLoad ? ValueRange(result) : ValueRange());
   }
   if (isLoad)
-    regs[tile] = result;
+    regs[tile] = Regs(split.getResults().begin(), split.getResults().end());
   return success();
 }
 
