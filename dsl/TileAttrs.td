@@ -52,8 +52,10 @@ def Tile_ScheduleAttr : AttrDef<Tile_Dialect, "Schedule"> {
     (when not 0, from `budgets: regs`) caps the registers of a thread of a
     kernel without register-reallocating roles; `tmemColumns` (when not 0,
     from `budgets: tmem_columns`) caps the tensor memory the kernel may
-    allocate. `tensorMemory` names the loop-carried vars (`tensor_memory:
-    [S]`) kept in tensor-memory columns across iterations. `sources` maps schedule keys (`mma`, `params`,
+    allocate. `resident` names the loop-carried vars kept where the
+    tensor cores accumulate across iterations: tensor-memory columns under
+    tcgen05 (`tensor_memory: [S]`), the wgmma accumulator fragment in
+    registers under wgmma (`registers: [S]`). `sources` maps schedule keys (`mma`, `params`,
     `budgets.tmem_columns`, ...) to where the YAML file wrote them, so that
     a limit found while lowering can name the line that set it.
   }];
@@ -67,7 +69,7 @@ def Tile_ScheduleAttr : AttrDef<Tile_Dialect, "Schedule"> {
                         DefaultValuedParameter<"int64_t", "0">:$regs,
                         DefaultValuedParameter<"int64_t", "0">:$tmemColumns,
                         DefaultValuedParameter<"::mlir::ArrayAttr",
-                                               "::mlir::ArrayAttr()">:$tensorMemory,
+                                               "::mlir::ArrayAttr()">:$resident,
                         DefaultValuedParameter<"::mlir::DictionaryAttr",
                                                "::mlir::DictionaryAttr()">:$sources);
   let assemblyFormat = "`<` struct(params) `>`";

@@ -315,7 +315,21 @@ private:
   Value operandDescriptor(const MmaTiling &t, OperandAt at, Value offset, int64_t rows);
   /// wgmma: each warpgroup runs its items and writes their fragments to the
   /// result rows at t.dOffset of the staging area.
-  void issueWgmma(const MmaTiling &t, OperandAt a, OperandAt b);
+  /// Issues the items of a wgmma product planned as `t`, each warpgroup its
+  /// turns, and writes the results to the f32 rows at t.dOffset; or, given
+  /// `fragment` (a resident's registers), accumulates onto it and writes
+  /// nothing.
+  void issueWgmma(const MmaTiling &t, OperandAt a, OperandAt b, Regs *fragment = nullptr);
+  /// Visits the accumulator pairs of item (mTile, nPart) of a wgmma product
+  /// planned as `t` that this thread holds: `visit(reg, row, col)` gets the
+  /// first of the pair's two registers in the item's fragment, its result
+  /// row and its first column.
+  void forEachFragmentPair(const MmaTiling &t, Value mTile, Value nPart,
+                           function_ref<void(int64_t reg, Value row, Value col)> visit);
+  /// A resident kept in registers: visits the items its warpgroup holds
+  /// (as forEachFragmentPair), `reg` counting over all of them.
+  void forEachResidentPair(const MmaTiling &t,
+                           function_ref<void(int64_t reg, Value row, Value col)> visit);
   /// tcgen05: the role's first thread issues every item into the role's
   /// tensor-memory columns and commits to the role's mbarrier; the role
   /// waits on it and its warpgroups copy the columns to the result rows.
@@ -362,9 +376,11 @@ private:
   }
   /// Copies the accumulator at `columnBase` to the result rows at t.dOffset.
   void copyColumnsToRows(const MmaTiling &t, int64_t columnBase);
-  // A tile kept in tensor memory (KernelPlan's ResidentPlan) lives in the
-  // columns its update product accumulates into, in that product's layout.
+  // A resident tile (KernelPlan's ResidentPlan) lives where its update
+  // product accumulates, in that product's layout: tensor-memory columns,
+  // or the wgmma fragment in `fragments`.
   MmaTiling residentTiling(const ResidentPlan &res);
+  DenseMap<const ResidentPlan *, Regs> fragments;
   /// Writes `tile` (in registers) to the resident's columns, through the
   /// result rows of the staging area.
   void writeResident(const ResidentPlan &res, Value tile);
@@ -913,7 +929,7 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
     handOffProduct(t, /*readBack=*/!onto);
   } else if (kind == MmaTiling::Kind::Wgmma) {
     syncRole();
-    issueWgmma(t, a, bAt);
+    issueWgmma(t, a, bAt, onto ? &fragments[onto] : nullptr);
   } else {
     issueTcgen05(t, a, bAt, onto, ringStagesOf(p));
   }
@@ -964,7 +980,35 @@ Value GpuKernelLowering::operandDescriptor(const MmaTiling &t, OperandAt at, Val
   return arith::OrIOp::create(b, loc(), start, i64Const(t.descriptorBits(rows, swizzled)));
 }
 
-void GpuKernelLowering::issueWgmma(const MmaTiling &t, OperandAt a, OperandAt bAt) {
+void GpuKernelLowering::forEachFragmentPair(
+    const MmaTiling &t, Value mTile, Value nPart,
+    function_ref<void(int64_t reg, Value row, Value col)> visit) {
+  // Registers 4i + 2h + {0, 1} of a thread hold row 16 * warp + lane / 4 +
+  // 8h, columns 8i + 2 * (lane % 4) + {0, 1}.
+  Value warpInGroup = arith::RemUIOp::create(b, loc(), warp, cIndex(4));
+  Value row0 = add(mul(mTile, cIndex(64)), add(mul(warpInGroup, cIndex(16)),
+                                               arith::DivUIOp::create(b, loc(), lane, cIndex(4))));
+  Value col0 = add(mul(nPart, cIndex(t.nChunk)),
+                   mul(arith::RemUIOp::create(b, loc(), lane, cIndex(4)), cIndex(2)));
+  for (int64_t i = 0; i < t.nChunk / 8; ++i)
+    for (int64_t h = 0; h < 2; ++h)
+      visit(4 * i + 2 * h, add(row0, cIndex(8 * h)), add(col0, cIndex(8 * i)));
+}
+
+void GpuKernelLowering::forEachResidentPair(
+    const MmaTiling &t, function_ref<void(int64_t reg, Value row, Value col)> visit) {
+  // KernelPlan made the items a multiple of the warpgroups: no idle turns.
+  Value wg = arith::DivUIOp::create(b, loc(), warp, cIndex(4));
+  for (int64_t round = 0; round < t.rounds(); ++round) {
+    Value item = add(wg, cIndex(round * t.warpgroups));
+    forEachFragmentPair(
+        t, arith::DivUIOp::create(b, loc(), item, cIndex(t.nParts)),
+        arith::RemUIOp::create(b, loc(), item, cIndex(t.nParts)),
+        [&](int64_t reg, Value row, Value col) { visit(round * t.nChunk / 2 + reg, row, col); });
+  }
+}
+
+void GpuKernelLowering::issueWgmma(const MmaTiling &t, OperandAt a, OperandAt bAt, Regs *fragment) {
   bool aSwizzled = a.swizzled, bSwizzled = bAt.swizzled;
   using Operands = MmaTiling::Operands;
   Type f32 = b.getF32Type();
@@ -975,10 +1019,6 @@ void GpuKernelLowering::issueWgmma(const MmaTiling &t, OperandAt a, OperandAt bA
                                  : NVVM::WGMMATypes::f16;
   };
   Value wg = arith::DivUIOp::create(b, loc(), warp, cIndex(4));
-  Value warpInGroup = arith::RemUIOp::create(b, loc(), warp, cIndex(4));
-  Value fragRow =
-      add(mul(warpInGroup, cIndex(16)), arith::DivUIOp::create(b, loc(), lane, cIndex(4)));
-  Value fragCol = mul(arith::RemUIOp::create(b, loc(), lane, cIndex(4)), cIndex(2));
   Value dBase = stagingBase(t.dOffset);
   auto accType = LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(t.nChunk / 2, f32));
   auto pairType = VectorType::get({2}, f32);
@@ -990,6 +1030,10 @@ void GpuKernelLowering::issueWgmma(const MmaTiling &t, OperandAt a, OperandAt bA
     Value aStart = mul(mTile, cIndex(64 * t.blockBytes(aSwizzled)));
     Value bStart = mul(nPart, cIndex(t.nChunk * t.blockBytes(bSwizzled)));
     Value acc = LLVM::UndefOp::create(b, loc(), accType);
+    int64_t first = round * t.nChunk / 2;
+    if (fragment)
+      for (int64_t j = 0; j < t.nChunk / 2; ++j)
+        acc = LLVM::InsertValueOp::create(b, loc(), acc, (*fragment)[first + j], j);
     NVVM::WgmmaFenceAlignedOp::create(b, loc());
     for (int64_t s = 0; s * t.kStep < t.K; ++s) {
       // One instruction reads 32 bytes of K: two plain K blocks, or part of
@@ -1002,37 +1046,35 @@ void GpuKernelLowering::issueWgmma(const MmaTiling &t, OperandAt a, OperandAt bA
           operandDescriptor(t, bAt, bStep, t.rowsB),
           NVVM::MMAShapeAttr::get(ctx, 64, t.nChunk, t.kStep), wgmmaType(t.operands),
           wgmmaType(t.operands), NVVM::WGMMATypes::f32,
-          s == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one, NVVM::WGMMAScaleIn::one,
-          NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row, NVVM::MMALayout::col,
-          NVVM::MMAIntOverflowAttr());
+          s == 0 && !fragment ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
+          NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
+          NVVM::MMALayout::col, NVVM::MMAIntOverflowAttr());
     }
     NVVM::WgmmaGroupSyncAlignedOp::create(b, loc());
     NVVM::WgmmaWaitGroupSyncOp::create(b, loc(), 0);
-    // The fragment: registers 4i + 2h + {0, 1} of a thread hold row
-    // 16 * warp + lane / 4 + 8h, columns 8i + 2 * (lane % 4) + {0, 1}.
-    Value row0 = add(mul(mTile, cIndex(64)), fragRow);
-    Value col0 = add(mul(nPart, cIndex(t.nChunk)), fragCol);
-    for (int64_t i = 0; i < t.nChunk / 8; ++i)
-      for (int64_t h = 0; h < 2; ++h) {
-        OpBuilder::InsertionGuard inner(b);
-        Value row = add(row0, cIndex(8 * h)), col = add(col0, cIndex(8 * i));
-        Value inside;
-        if (t.M % 64)
-          inside = below(row, t.M);
-        if (t.N % 8)
-          inside = andOf(inside, below(col, t.N));
-        if (inside)
-          enterIf(inside);
-        // A column past an odd N is never read; the row's padding holds it.
-        Value pair = LLVM::UndefOp::create(b, loc(), pairType);
-        for (int64_t j = 0; j < 2; ++j)
-          pair = LLVM::InsertElementOp::create(
-              b, loc(), pair, LLVM::ExtractValueOp::create(b, loc(), acc, 4 * i + 2 * h + j),
-              cI32(j));
-        LLVM::StoreOp::create(b, loc(), pair,
-                              sharedElem(dBase, f32, add(mul(row, cIndex(t.dStride)), col)),
-                              t.dStride % 2 ? 4 : 8);
-      }
+    if (fragment) {
+      for (int64_t j = 0; j < t.nChunk / 2; ++j)
+        (*fragment)[first + j] = LLVM::ExtractValueOp::create(b, loc(), acc, j);
+      continue;
+    }
+    forEachFragmentPair(t, mTile, nPart, [&](int64_t reg, Value row, Value col) {
+      OpBuilder::InsertionGuard inner(b);
+      Value inside;
+      if (t.M % 64)
+        inside = below(row, t.M);
+      if (t.N % 8)
+        inside = andOf(inside, below(col, t.N));
+      if (inside)
+        enterIf(inside);
+      // A column past an odd N is never read; the row's padding holds it.
+      Value pair = LLVM::UndefOp::create(b, loc(), pairType);
+      for (int64_t j = 0; j < 2; ++j)
+        pair = LLVM::InsertElementOp::create(
+            b, loc(), pair, LLVM::ExtractValueOp::create(b, loc(), acc, reg + j), cI32(j));
+      LLVM::StoreOp::create(b, loc(), pair,
+                            sharedElem(dBase, f32, add(mul(row, cIndex(t.dStride)), col)),
+                            t.dStride % 2 ? 4 : 8);
+    });
   }
 }
 
@@ -1245,7 +1287,8 @@ void GpuKernelLowering::copyColumnsToRows(const MmaTiling &t, int64_t columnBase
 MmaTiling GpuKernelLowering::residentTiling(const ResidentPlan &res) {
   std::string why;
   // KernelPlan sized the columns from this plan: it cannot fail here.
-  return *MmaTiling::get(MmaTiling::Kind::Tcgen05, res.update, plan.roles[res.role].numWarps, why);
+  return *MmaTiling::get(res.inRegisters ? MmaTiling::Kind::Wgmma : MmaTiling::Kind::Tcgen05,
+                         res.update, plan.roles[res.role].numWarps, why);
 }
 
 void GpuKernelLowering::writeResident(const ResidentPlan &res, Value tile) {
@@ -1258,6 +1301,25 @@ void GpuKernelLowering::writeResident(const ResidentPlan &res, Value tile) {
         return sharedElem(dBase, f32, add(mul(c[0], cIndex(t.dStride)), c[1]));
       });
   syncRole();
+  if (res.inRegisters) {
+    // Each thread takes its fragment's elements; the rows padding M to 64
+    // start at 0 (the area holds only the tile's rows).
+    Regs fragment(t.rounds() * t.nChunk / 2);
+    Value zero = scalarConstant(b, loc(), f32, 0.0);
+    forEachResidentPair(t, [&](int64_t reg, Value row, Value col) {
+      Value inside = t.M % 64 ? below(row, t.M) : Value();
+      Value at = add(mul(inside ? arith::SelectOp::create(b, loc(), inside, row, cIndex(0)) : row,
+                         cIndex(t.dStride)),
+                     col);
+      for (int64_t j = 0; j < 2; ++j) {
+        Value x = LLVM::LoadOp::create(b, loc(), f32, sharedElem(dBase, f32, add(at, cIndex(j))));
+        fragment[reg + j] = inside ? arith::SelectOp::create(b, loc(), inside, x, zero) : x;
+      }
+    });
+    fragments[&res] = fragment;
+    syncRole(); // the rows are free for the next op
+    return;
+  }
   auto quadType = VectorType::get({4}, f32);
   forEachColumnBlock(t, res.columnOffset, [&](Value at, Value row, Value col0, Value inside) {
     // Lanes past the tile's rows store what row 0 holds into columns' lanes
@@ -1284,7 +1346,22 @@ void GpuKernelLowering::writeResident(const ResidentPlan &res, Value tile) {
 
 void GpuKernelLowering::readResident(const ResidentPlan &res, Value result) {
   MmaTiling t = residentTiling(res);
-  copyColumnsToRows(t, res.columnOffset);
+  if (res.inRegisters) {
+    const Regs &fragment = fragments[&res];
+    Type f32 = b.getF32Type();
+    Value dBase = stagingBase(t.dOffset);
+    forEachResidentPair(t, [&](int64_t reg, Value row, Value col) {
+      OpBuilder::InsertionGuard guard(b);
+      if (t.M % 64)
+        enterIf(below(row, t.M));
+      for (int64_t j = 0; j < 2; ++j)
+        LLVM::StoreOp::create(
+            b, loc(), fragment[reg + j],
+            sharedElem(dBase, f32, add(mul(row, cIndex(t.dStride)), add(col, cIndex(j)))));
+    });
+  } else {
+    copyColumnsToRows(t, res.columnOffset);
+  }
   syncRole();
   Value dBase = stagingBase(t.dOffset);
   regs[result] = stageIn(layoutOf(result), b.getF32Type(), dBase, [&](ArrayRef<Value> c) {
@@ -1294,6 +1371,11 @@ void GpuKernelLowering::readResident(const ResidentPlan &res, Value result) {
 }
 
 void GpuKernelLowering::scaleResident(const ResidentPlan &res, Value factor) {
+  if (res.inRegisters) {
+    for (Value &x : fragments[&res])
+      x = arith::MulFOp::create(b, loc(), x, factor);
+    return;
+  }
   MmaTiling t = residentTiling(res);
   Type f32 = b.getF32Type(), i32 = b.getI32Type();
   forEachColumnBlock(t, res.columnOffset, [&](Value at, Value, Value, Value) {
@@ -1317,6 +1399,26 @@ void GpuKernelLowering::stageResidentOperand(const ResidentPlan &res, Type copyE
   Type f32 = b.getF32Type(), stored = stagedOperandType(t);
   int64_t rows = isLhs ? t.rowsA : t.rowsB, perPiece = t.perCore();
   Value areaStart = cIndex(plan.roles[role].stagingOffset + region);
+  if (res.inRegisters) {
+    // A thread's pair is two consecutive elements of K in one row: one
+    // store of both, rounded to the copy's type first as the cast says.
+    const Regs &fragment = fragments[&res];
+    auto pairType = VectorType::get({2}, stored);
+    forEachResidentPair(held, [&](int64_t reg, Value row, Value col) {
+      OpBuilder::InsertionGuard guard(b);
+      if (held.M % 64)
+        enterIf(below(row, held.M));
+      Value pair = LLVM::UndefOp::create(b, loc(), pairType);
+      for (int64_t j = 0; j < 2; ++j)
+        pair = LLVM::InsertElementOp::create(
+            b, loc(), pair,
+            scalarCast(b, loc(), scalarCast(b, loc(), fragment[reg + j], copyElem), stored),
+            cI32(j));
+      Value offset = operandByteOffset(t, swizzled, rows, add(row, cIndex(rowOffset)), col);
+      LLVM::StoreOp::create(b, loc(), pair, smemAt(add(areaStart, offset)), 2 * t.elemBytes);
+    });
+    return;
+  }
   auto pieceType = VectorType::get({perPiece}, stored);
   forEachColumnBlock(held, res.columnOffset, [&](Value at, Value row, Value col0, Value inside) {
     SmallVector<Value> words = loadColumns(at, held.loadColumns);
@@ -1667,8 +1769,9 @@ LogicalResult GpuKernelLowering::lowerReduce(ReduceOp op) {
 LogicalResult GpuKernelLowering::lowerFor(scf::ForOp op) {
   // Loop-carried tiles travel as their registers, flattened into iter_args;
   // a role carries only the values it uses (KernelPlan).
-  // A tile kept in tensor memory goes there before the loop and comes back
-  // after it; the loop carries nothing of it.
+  // A resident tile goes where its update accumulates before the loop and
+  // comes back after it: the loop carries nothing of one in tensor memory,
+  // and the wgmma fragment of one in registers (after the others).
   SmallVector<unsigned> kept;
   SmallVector<const ResidentPlan *> residents;
   for (unsigned i = 0; i < op.getNumRegionIterArgs(); ++i) {
@@ -1697,6 +1800,22 @@ LogicalResult GpuKernelLowering::lowerFor(scf::ForOp op) {
       counts.push_back(0);
     }
   }
+  unsigned keptValues = inits.size();
+  auto appendFragments = [&](SmallVector<Value> &to) {
+    for (const ResidentPlan *res : residents)
+      if (res->inRegisters)
+        to.append(fragments[res].begin(), fragments[res].end());
+  };
+  auto bindFragments = [&](ValueRange from) {
+    unsigned k = keptValues;
+    for (const ResidentPlan *res : residents)
+      if (res->inRegisters) {
+        Regs &f = fragments[res];
+        f.assign(from.begin() + k, from.begin() + k + f.size());
+        k += f.size();
+      }
+  };
+  appendFragments(inits);
   auto loop = scf::ForOp::create(b, loc(), map.lookup(op.getLowerBound()),
                                  map.lookup(op.getUpperBound()), map.lookup(op.getStep()), inits);
   map.map(op.getInductionVar(), loop.getInductionVar());
@@ -1712,6 +1831,7 @@ LogicalResult GpuKernelLowering::lowerFor(scf::ForOp op) {
     }
   };
   bindRange(keptOf(op.getRegionIterArgs()), loop.getRegionIterArgs());
+  bindFragments(loop.getRegionIterArgs());
   {
     OpBuilder::InsertionGuard guard(b);
     Block *body = loop.getBody();
@@ -1728,9 +1848,11 @@ LogicalResult GpuKernelLowering::lowerFor(scf::ForOp op) {
       else
         yields.push_back(map.lookup(v));
     }
+    appendFragments(yields);
     scf::YieldOp::create(b, loc(), yields);
   }
   bindRange(keptOf(op.getResults()), loop.getResults());
+  bindFragments(loop.getResults());
   for (const ResidentPlan *res : residents)
     if (!op.getResult(res->index).use_empty())
       readResident(*res, op.getResult(res->index));

@@ -291,31 +291,35 @@ LogicalResult planIssuer(KernelOp kernel, KernelPlan &plan, unsigned r,
   return success();
 }
 
-/// The var `name` of `tensor_memory:`, whose first value is `init`: checks
-/// that the loop carrying it only scales it, accumulates one tcgen05 product
-/// onto it and casts it for products' operands read K-major, each copy's
-/// products before the update.
+/// The var `name` of `tensor_memory:` or `registers:`, whose first value is
+/// `init`: checks that the loop carrying it only scales it, accumulates one
+/// tensor-core product onto it and casts it for products' operands read
+/// K-major, each copy's products before the update.
 FailureOr<ResidentPlan> planResident(StringRef name, Operation *init, ScheduleAttr schedule) {
   ResidentPlan res;
   res.name = name.str();
+  res.inRegisters = MmaTiling::kindOf(schedule.getMma()) == MmaTiling::Kind::Wgmma;
+  std::string where = res.inRegisters ? "registers" : "tensor memory";
   std::tie(res.loop, res.index) = loopCarrying(init);
   auto loop = cast<scf::ForOp>(res.loop);
   auto fail = [&](Operation *at, const Twine &why) {
     InFlightDiagnostic diag = at->emitOpError() << why;
-    noteScheduleLine(diag, schedule, {"tensor_memory"});
+    noteScheduleLine(diag, schedule, {"tensor_memory", "registers"});
     return failure();
   };
   Value carried = loop.getRegionIterArgs()[res.index];
   auto type = cast<TileType>(carried.getType());
   if (type.getRank() != 2 || !type.getElementType().isF32())
-    return fail(loop, "carries '" + name + "' in tensor memory, which holds f32 tiles of rank 2");
+    return fail(loop, "carries '" + name + "' in " + where + ", which hold" +
+                          (res.inRegisters ? "" : "s") + " f32 tiles of rank 2");
   std::string form = "`" + name.str() + " * s + dot(a, b)`";
   Value next = loop.getBody()->getTerminator()->getOperand(res.index);
   auto sum = next.getDefiningOp<AddOp>();
   if (!sum || sum->getBlock() != loop.getBody())
     return fail(next.getDefiningOp() ? next.getDefiningOp() : loop.getOperation(),
-                "gives '" + name + "' its next value, which tensor memory takes only as " + form +
-                    " or `" + name + " + dot(a, b)`");
+                "gives '" + name + "' its next value, which " + where + " take" +
+                    (res.inRegisters ? "" : "s") + " only as " + form + " or `" + name +
+                    " + dot(a, b)`");
   res.sum = sum;
   Value other;
   for (auto [x, y] : {std::pair{sum.getLhs(), sum.getRhs()}, {sum.getRhs(), sum.getLhs()}})
@@ -340,16 +344,17 @@ FailureOr<ResidentPlan> planResident(StringRef name, Operation *init, ScheduleAt
     }
   }
   if (!res.update)
-    return fail(sum, "gives '" + name + "' its next value, which tensor memory takes only as " +
-                         form + " with s a scalar, or `" + name + " + dot(a, b)`");
+    return fail(sum, "gives '" + name + "' its next value, which " + where + " take" +
+                         (res.inRegisters ? "" : "s") + " only as " + form +
+                         " with s a scalar, or `" + name + " + dot(a, b)`");
   DotOp update = res.update;
   if (update.getAcc() || !update->hasOneUse() || update.getType() != type || !sum->hasOneUse())
-    return fail(update, "accumulates onto '" + name +
-                            "' in tensor memory, so its result must have the var's shape and "
+    return fail(update, "accumulates onto '" + name + "' in " + where +
+                            ", so its result must have the var's shape and "
                             "no other use");
   if (DotPair::of(update))
-    return fail(update, "accumulates onto '" + name +
-                            "' in tensor memory and must run alone, but it shares an operand "
+    return fail(update, "accumulates onto '" + name + "' in " + where +
+                            " and must run alone, but it shares an operand "
                             "with the next product");
   // The scale must be known, and every copy read, before the update runs.
   Block *body = loop.getBody();
@@ -359,17 +364,17 @@ FailureOr<ResidentPlan> planResident(StringRef name, Operation *init, ScheduleAt
     return !at || at->isBeforeInBlock(update);
   };
   if (res.factor && !before(res.factor))
-    return fail(update, "accumulates onto '" + name +
-                            "' in tensor memory, which is scaled first: compute the scale "
+    return fail(update, "accumulates onto '" + name + "' in " + where +
+                            ", which is scaled first: compute the scale "
                             "before the product");
   for (OpOperand &use : carried.getUses()) {
     Operation *user = use.getOwner();
     if (user == res.scale || user == sum)
       continue;
     auto copy = dyn_cast<CastOp>(user);
-    std::string why = ("reads '" + name +
-                       "', which the schedule keeps in tensor memory: the loop may only scale "
-                       "it, accumulate a product onto it, and cast it for products' operands")
+    std::string why = ("reads '" + name + "', which the schedule keeps in " + where +
+                       ": the loop may only scale it, accumulate a product onto it, and cast it "
+                       "for products' operands")
                           .str();
     if (!copy || copy->getBlock() != body)
       return fail(user, why);
@@ -392,13 +397,15 @@ FailureOr<ResidentPlan> planResident(StringRef name, Operation *init, ScheduleAt
         if (!dot || (dot.getLhs() != v && dot.getRhs() != v))
           return fail(d, why);
         if ((dot.getLhs() == v) == transposed)
-          return fail(dot, "reads '" + name +
-                               "' from tensor memory with its rows along the product's K; a "
-                               "lane holds a row, so the var's columns must be K");
+          return fail(
+              dot,
+              "reads '" + name + "' from " + where + " with its rows along the product's K; " +
+                  (res.inRegisters ? "a thread holds pairs along a row" : "a lane holds a row") +
+                  ", so the var's columns must be K");
         if (!dot->isBeforeInBlock(update))
-          return fail(dot, "reads '" + name +
-                               "' after the product that accumulates onto it; "
-                               "tensor memory holds one value of the var");
+          return fail(dot, "reads '" + name + "' after the product that accumulates onto it; " +
+                               where + " hold" + (res.inRegisters ? "" : "s") +
+                               " one value of the var");
       }
     }
   }
@@ -687,13 +694,13 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
       return ring.load.emitOpError("fills ring '") << ring.pipeline << "' that no role reads",
              failure();
   }
-  if (ArrayAttr kept = schedule.getTensorMemory())
+  if (ArrayAttr kept = schedule.getResident())
     for (Attribute a : kept) {
       StringRef name = cast<StringAttr>(a).getValue();
       Operation *init = byId.lookup(name);
       if (!init || !loopCarrying(init).first) // tile-apply-schedule checked it
         return kernel.emitOpError("has no var '")
-                   << name << "' that a loop carries for tensor_memory",
+                   << name << "' that a loop carries to keep where products accumulate",
                failure();
       FailureOr<ResidentPlan> res = planResident(name, init, schedule);
       if (failed(res))
@@ -707,6 +714,29 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
                    << name << "' but no computing role runs it",
                failure();
       res->role = computing;
+      if (res->inRegisters) {
+        // The fragment lives in the registers of the warpgroups that issue
+        // the update, each holding the same items on every iteration.
+        const RolePlan &rp = plan.roles[computing];
+        auto fail = [&](const Twine &why) {
+          InFlightDiagnostic diag = res->update.emitOpError("accumulates onto '")
+                                    << name << "' in registers, but " << why;
+          noteScheduleLine(diag, schedule, {"registers"});
+          return failure();
+        };
+        if (rp.issuer >= 0)
+          return fail("role '" + plan.roles[rp.issuer].name + "' issues role '" + rp.name +
+                      "''s products: a fragment lives in the issuing warpgroups' registers, so "
+                      "the role holding the var must issue its own");
+        std::string why;
+        FailureOr<MmaTiling> t =
+            MmaTiling::get(MmaTiling::Kind::Wgmma, res->update, rp.numWarps, why);
+        if (failed(t))
+          return fail(why);
+        if (t->items() % t->warpgroups)
+          return fail("its " + Twine(t->items()) + " accumulator items do not split evenly over " +
+                      Twine(t->warpgroups) + " warpgroups");
+      }
       plan.residents.push_back(*res);
     }
   SmallVector<StagePlacement> placement = planMmaOperandRings(plan, schedule);
@@ -777,6 +807,8 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
   }
   // Resident tiles take columns of their own: they live across products.
   for (ResidentPlan &res : plan.residents) {
+    if (res.inRegisters)
+      continue;
     res.columns =
         tensorMemoryColumnsOf(res.update, schedule.getMma(), plan.roles[res.role].numWarps);
     res.columnOffset = tmemTotal;

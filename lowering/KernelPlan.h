@@ -63,14 +63,17 @@ struct StoreRingPlan : RingStages {
   unsigned writer = 0; // the computing role that fills them
 };
 
-/// A loop-carried tile the schedule keeps in tensor memory (`tensor_memory:
-/// [S]`): its columns hold it from before the loop to after it. In the loop
-/// it is only scaled in place by a scalar, accumulated onto by one tcgen05
-/// product (`S * s + dot(a, b)`), and cast for other products' operands,
-/// which are staged straight from the columns; after the loop it is read
-/// back into registers for whatever uses it.
+/// A loop-carried tile the schedule keeps where the tensor cores accumulate:
+/// tensor-memory columns under tcgen05 (`tensor_memory: [S]`), or under
+/// wgmma (`registers: [S]`) the update product's accumulator fragment,
+/// carried through the loop in registers. It holds the tile from before the
+/// loop to after it. In the loop it is only scaled in place by a scalar,
+/// accumulated onto by one product (`S * s + dot(a, b)`), and cast for other
+/// products' operands, which are staged straight from where it lies; after
+/// the loop it is read back into the tile's own layout for whatever uses it.
 struct ResidentPlan {
   std::string name;
+  bool inRegisters = false; // the wgmma fragment; tensor memory otherwise
   mlir::Operation *loop = nullptr;
   unsigned index = 0; // of the loop's carried values
   tile::DotOp update; // the product accumulated onto it

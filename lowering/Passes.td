@@ -296,6 +296,16 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
                        nvvm.tcgen05.wait <store>; (stage a, b; hand over)
                        nvvm.tcgen05.mma %S_columns ... (accumulate on every step)
       after the loop:  nvvm.tcgen05.ld ...; llvm.store ...; llvm.load ...
+
+    Under wgmma (`registers: [S]`) the same tile is the update's
+    accumulator fragment, carried through the loop's iter_args:
+
+      before the loop: llvm.store ... (S to the staging rows); nvvm.barrier
+                       llvm.load ... (each thread its fragment's pairs)
+      S as bf16 (an operand):  llvm.store vector<2xbf16> ... (K-major)
+      S * s + dot(a, b):       llvm.fmul (each fragment register)
+                       (stage a, b) nvvm.wgmma.mma_async %fragment ... (scale-d 1)
+      after the loop:  llvm.store ... (the fragment's pairs); llvm.load ...
     The kernel's dynamic shared
     memory (rings, barriers, staging) is recorded as
     `kiln.dynamic_shared_bytes` on the `llvm.func` for the launch manifest.

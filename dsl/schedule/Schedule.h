@@ -77,11 +77,14 @@ struct Schedule {
   SrcPos mnMajorPos;
   std::vector<Role> roles;
   std::vector<Pipeline> pipelines;
-  /// `tensor_memory: [S]`: loop-carried vars (by their `var` name) kept in
-  /// tensor memory across iterations rather than in registers. Dropped by
-  /// a twin for a target without tensor memory.
-  std::vector<Named> tensorMemory;
-  SrcPos tensorMemoryPos;
+  /// Loop-carried vars (by their `var` name) kept where the tensor cores
+  /// accumulate across iterations: `tensor_memory: [S]` under tcgen05, in
+  /// tensor-memory columns; `registers: [S]` under wgmma, in the update
+  /// product's accumulator fragment. `residentKey` is the key written.
+  /// Dropped by a twin for a target without tensor memory.
+  std::vector<Named> resident;
+  SrcPos residentPos;
+  std::string residentKey;
   int64_t smemBudget = 0, tmemBudget = 0, regBudget = 0;
   SrcPos smemPos, tmemPos, regPos;
   /// For an op of several kernels: one schedule per kernel named under

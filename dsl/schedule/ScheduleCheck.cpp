@@ -72,10 +72,10 @@ bool kiln::applySchedule(const Schedule &s, KernelOp kernel, llvm::raw_ostream &
       }
   // A var kept in tensor memory is named by its first value, which starts a
   // loop's carried value.
-  for (const Named &var : s.tensorMemory) {
+  for (const Named &var : s.resident) {
     Operation *init = byId.lookup(var.name);
     if (!init || !loopCarrying(init).first) {
-      errs << s.diag(var.pos, "tensor_memory names '" + var.name +
+      errs << s.diag(var.pos, s.residentKey + " names '" + var.name +
                                   "', which is not a var that a "
                                   "loop of kernel '" +
                                   kernel.getSymName().str() + "' carries" +
@@ -189,13 +189,12 @@ bool kiln::applySchedule(const Schedule &s, KernelOp kernel, llvm::raw_ostream &
   source("budgets.smem", s.smemPos);
   source("budgets.tmem_columns", s.tmemPos);
   source("budgets.regs", s.regPos);
-  source("tensor_memory", s.tensorMemoryPos);
+  source(s.residentKey.empty() ? "tensor_memory" : s.residentKey, s.residentPos);
   kernel.setScheduleAttr(ScheduleAttr::get(
       ctx, StringAttr::get(ctx, s.target->name), DictionaryAttr::get(ctx, params), strs(s.grid),
       s.warps, StringAttr::get(ctx, s.mma.name), ArrayAttr::get(ctx, roles),
       ArrayAttr::get(ctx, pipes), s.persistent, s.swizzle, s.gatherMnMajor,
       s.regPos.line ? s.regBudget : 0, s.tmemPos.line ? s.tmemBudget : 0,
-      s.tensorMemory.empty() ? ArrayAttr() : strs(s.tensorMemory),
-      DictionaryAttr::get(ctx, sources)));
+      s.resident.empty() ? ArrayAttr() : strs(s.resident), DictionaryAttr::get(ctx, sources)));
   return true;
 }

@@ -173,7 +173,7 @@ void parseIssuer(const YAML::Node &issues, const Schedule &s, Role &role) {
 void parse(const YAML::Node &root, Schedule &s) {
   onlyKeys(root,
            {"target", "op", "params", "grid", "warps", "persistent", "mma", "swizzle", "mn_major",
-            "roles", "pipelines", "budgets", "tensor_memory", "kernels"},
+            "roles", "pipelines", "budgets", "tensor_memory", "registers", "kernels"},
            "the schedule");
   YAML::Node target = required(root, "target", "the schedule");
   s.targetPos = posOf(target);
@@ -217,15 +217,16 @@ void parse(const YAML::Node &root, Schedule &s) {
       k.grid.clear();
       k.roles.clear();
       k.pipelines.clear();
-      k.tensorMemory.clear();
-      k.tensorMemoryPos = {};
+      k.resident.clear();
+      k.residentPos = {};
+      k.residentKey.clear();
       k.op = {it->first.Scalar(), posOf(it->first)};
       for (const Schedule &other : s.sections)
         if (other.op.name == k.op.name)
           throw Reject{k.op.pos, "kernel '" + k.op.name + "' has two sections"};
       onlyKeys(it->second,
                {"grid", "warps", "persistent", "mma", "swizzle", "mn_major", "roles", "pipelines",
-                "budgets", "tensor_memory"},
+                "budgets", "tensor_memory", "registers"},
                "the section of kernel '" + k.op.name + "'");
       parseKernelKeys(it->second, k);
       s.sections.push_back(std::move(k));
@@ -309,26 +310,42 @@ void parseKernelKeys(const YAML::Node &root, Schedule &s) {
       s.regBudget = integer(n, "budgets.regs", 24, t.regsPerThread);
     }
   }
+  if (root["tensor_memory"] && root["registers"])
+    throw Reject{posOf(root["registers"]),
+                 "a kernel keeps vars in tensor memory (tcgen05) or in registers (wgmma), "
+                 "not both"};
   if (YAML::Node kept = root["tensor_memory"]) {
     // A twin for a target without tensor memory keeps the vars in
     // registers, as it drops the tensor-memory budget.
     if (!s.retarget || t.tmemColumns) {
-      s.tensorMemoryPos = posOf(kept);
+      s.residentPos = posOf(kept);
       if (!t.tmemColumns)
-        throw Reject{s.tensorMemoryPos,
+        throw Reject{s.residentPos,
                      "target " + t.name + " has no tensor memory to keep loop-carried vars in"};
       if (s.mma.name != "tcgen05")
-        throw Reject{s.tensorMemoryPos,
+        throw Reject{s.residentPos,
                      "a var in tensor memory is updated by tcgen05 products, but the mma here "
                      "is '" +
                          s.mma.name + "'"};
-      s.tensorMemory = names(kept, "tensor_memory");
-      std::set<std::string> seen;
-      for (const Named &n : s.tensorMemory)
-        if (!seen.insert(n.name).second)
-          throw Reject{n.pos, "'" + n.name + "' is listed twice in tensor_memory"};
+      s.residentKey = "tensor_memory";
+      s.resident = names(kept, "tensor_memory");
     }
   }
+  if (YAML::Node kept = root["registers"]) {
+    s.residentPos = posOf(kept);
+    if (s.mma.name != "wgmma")
+      throw Reject{s.residentPos,
+                   "a var kept in registers is the accumulator of wgmma products, but the mma "
+                   "here is '" +
+                       s.mma.name + "'" +
+                       (s.mma.name == "tcgen05" ? "; tcgen05 keeps it in tensor_memory" : "")};
+    s.residentKey = "registers";
+    s.resident = names(kept, "registers");
+  }
+  std::set<std::string> seen;
+  for (const Named &n : s.resident)
+    if (!seen.insert(n.name).second)
+      throw Reject{n.pos, "'" + n.name + "' is listed twice in " + s.residentKey};
   if (YAML::Node roles = root["roles"]) {
     if (!roles.IsSequence())
       throw Reject{posOf(roles), "roles must be a list"};

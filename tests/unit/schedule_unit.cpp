@@ -54,11 +54,11 @@ TEST_CASE("a var in tensor memory is read per kernel and dropped by a twin witho
   llvm::raw_string_ostream os(errors);
   Schedule s;
   REQUIRE(loadSchedule(path, s, os));
-  CHECK(s.tensorMemory.empty());
+  CHECK(s.resident.empty());
   const Schedule &scan = s.forKernel("gdn_prefill_scan");
-  REQUIRE(scan.tensorMemory.size() == 1);
-  CHECK(scan.tensorMemory[0].name == "S");
-  CHECK(s.forKernel("gdn_prefill_chunks").tensorMemory.empty());
+  REQUIRE(scan.resident.size() == 1);
+  CHECK(scan.resident[0].name == "S");
+  CHECK(s.forKernel("gdn_prefill_chunks").resident.empty());
   // A twin for sm_90a keeps the var in registers, as it drops the
   // tensor-memory budget.
   llvm::SmallString<128> tmp;
@@ -70,11 +70,11 @@ TEST_CASE("a var in tensor memory is read per kernel and dropped by a twin witho
   }
   Schedule own, twin;
   REQUIRE(loadSchedule(tmp.c_str(), own, os));
-  CHECK(own.forKernel("scan").tensorMemory.size() == 1);
+  CHECK(own.forKernel("scan").resident.size() == 1);
   twin.retarget = lookupTarget("sm_90a");
   REQUIRE(loadSchedule(tmp.c_str(), twin, os));
   CHECK(twin.forKernel("scan").mma.name == "wgmma");
-  CHECK(twin.forKernel("scan").tensorMemory.empty());
+  CHECK(twin.forKernel("scan").resident.empty());
   llvm::sys::fs::remove(tmp);
 }
 
