@@ -326,6 +326,10 @@ private:
   /// row and its first column.
   void forEachFragmentPair(const MmaTiling &t, Value mTile, Value nPart,
                            function_ref<void(int64_t reg, Value row, Value col)> visit);
+  /// Stores the accumulator pair (x0, x1) at (row, col) of a wgmma product
+  /// planned as `t` to its f32 result rows at `dBase`, unless the pair lies
+  /// past the result (rows padding M to 64, columns past N).
+  void storeFragmentPair(const MmaTiling &t, Value dBase, Value row, Value col, Value x0, Value x1);
   /// A resident kept in registers: visits the items its warpgroup holds
   /// (as forEachFragmentPair), `reg` counting over all of them.
   void forEachResidentPair(const MmaTiling &t,
@@ -1021,7 +1025,6 @@ void GpuKernelLowering::issueWgmma(const MmaTiling &t, OperandAt a, OperandAt bA
   Value wg = arith::DivUIOp::create(b, loc(), warp, cIndex(4));
   Value dBase = stagingBase(t.dOffset);
   auto accType = LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(t.nChunk / 2, f32));
-  auto pairType = VectorType::get({2}, f32);
   for (int64_t round = 0; round < t.rounds(); ++round) {
     OpBuilder::InsertionGuard guard(b);
     Value item = warpgroupTurn(wg, round, t.warpgroups, t.items());
@@ -1058,24 +1061,30 @@ void GpuKernelLowering::issueWgmma(const MmaTiling &t, OperandAt a, OperandAt bA
       continue;
     }
     forEachFragmentPair(t, mTile, nPart, [&](int64_t reg, Value row, Value col) {
-      OpBuilder::InsertionGuard inner(b);
-      Value inside;
-      if (t.M % 64)
-        inside = below(row, t.M);
-      if (t.N % 8)
-        inside = andOf(inside, below(col, t.N));
-      if (inside)
-        enterIf(inside);
-      // A column past an odd N is never read; the row's padding holds it.
-      Value pair = LLVM::UndefOp::create(b, loc(), pairType);
-      for (int64_t j = 0; j < 2; ++j)
-        pair = LLVM::InsertElementOp::create(
-            b, loc(), pair, LLVM::ExtractValueOp::create(b, loc(), acc, reg + j), cI32(j));
-      LLVM::StoreOp::create(b, loc(), pair,
-                            sharedElem(dBase, f32, add(mul(row, cIndex(t.dStride)), col)),
-                            t.dStride % 2 ? 4 : 8);
+      storeFragmentPair(t, dBase, row, col, LLVM::ExtractValueOp::create(b, loc(), acc, reg),
+                        LLVM::ExtractValueOp::create(b, loc(), acc, reg + 1));
     });
   }
+}
+
+void GpuKernelLowering::storeFragmentPair(const MmaTiling &t, Value dBase, Value row, Value col,
+                                          Value x0, Value x1) {
+  OpBuilder::InsertionGuard guard(b);
+  Value inside;
+  if (t.M % 64)
+    inside = below(row, t.M);
+  if (t.N % 8)
+    inside = andOf(inside, below(col, t.N));
+  if (inside)
+    enterIf(inside);
+  // A column past an odd N is never read; the row's padding holds it.
+  Type f32 = b.getF32Type();
+  Value pair = LLVM::UndefOp::create(b, loc(), VectorType::get({2}, f32));
+  for (auto [j, x] : llvm::enumerate(std::array<Value, 2>{x0, x1}))
+    pair = LLVM::InsertElementOp::create(b, loc(), pair, x, cI32(j));
+  LLVM::StoreOp::create(b, loc(), pair,
+                        sharedElem(dBase, f32, add(mul(row, cIndex(t.dStride)), col)),
+                        t.dStride % 2 ? 4 : 8);
 }
 
 void GpuKernelLowering::issueTcgen05Items(const MmaTiling &t, OperandAt a, OperandAt bAt,
@@ -1348,16 +1357,9 @@ void GpuKernelLowering::readResident(const ResidentPlan &res, Value result) {
   MmaTiling t = residentTiling(res);
   if (res.inRegisters) {
     const Regs &fragment = fragments[&res];
-    Type f32 = b.getF32Type();
     Value dBase = stagingBase(t.dOffset);
     forEachResidentPair(t, [&](int64_t reg, Value row, Value col) {
-      OpBuilder::InsertionGuard guard(b);
-      if (t.M % 64)
-        enterIf(below(row, t.M));
-      for (int64_t j = 0; j < 2; ++j)
-        LLVM::StoreOp::create(
-            b, loc(), fragment[reg + j],
-            sharedElem(dBase, f32, add(mul(row, cIndex(t.dStride)), add(col, cIndex(j)))));
+      storeFragmentPair(t, dBase, row, col, fragment[reg], fragment[reg + 1]);
     });
   } else {
     copyColumnsToRows(t, res.columnOffset);

@@ -189,7 +189,7 @@ bool kiln::applySchedule(const Schedule &s, KernelOp kernel, llvm::raw_ostream &
   source("budgets.smem", s.smemPos);
   source("budgets.tmem_columns", s.tmemPos);
   source("budgets.regs", s.regPos);
-  source(s.residentKey.empty() ? "tensor_memory" : s.residentKey, s.residentPos);
+  source(s.residentKey, s.residentPos);
   kernel.setScheduleAttr(ScheduleAttr::get(
       ctx, StringAttr::get(ctx, s.target->name), DictionaryAttr::get(ctx, params), strs(s.grid),
       s.warps, StringAttr::get(ctx, s.mma.name), ArrayAttr::get(ctx, roles),

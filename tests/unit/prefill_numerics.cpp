@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "tests/unit/GdnNumerics.h"
 
-#include <yaml-cpp/yaml.h>
+#include "dsl/schedule/Schedule.h"
 
 using namespace kiln;
 using namespace kiln::test;
@@ -63,9 +63,10 @@ TEST_CASE("prefill matches the recurrence on packed varlen batches", "[prefill]"
     small.K = 64, small.V = 32, small.l2 = false;
     // A schedule of 64 state rows a program cannot split V = 32 (the
     // source's `require` rejects it at compile time); the others cover it.
-    YAML::Node bv = YAML::LoadFile(schedule)["params"]["BV"];
-    int64_t rows = bv ? bv.as<int64_t>(0) : 0; // 0: not a number (`BV: V` divides)
-    if (!rows || small.V % rows == 0)
+    Schedule s;
+    REQUIRE(loadSchedule(schedule, s, llvm::errs()));
+    auto bv = s.params.find("BV"); // a symbol (`BV: V`) divides V
+    if (bv == s.params.end() || !bv->second.symbol.empty() || small.V % bv->second.value == 0)
       checkPrefill(schedule, small, seed++);
     PrefillCase saturated{{70, 3}, 2, 2};
     saturated.saturate = true;
