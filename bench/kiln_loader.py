@@ -45,6 +45,13 @@ def _grid_extent(expr, dims):
             "ceildiv": -(-a // b)}[op]
 
 
+def _divisor_arg(d):
+    """An invariant divisor's kernel argument, as the C++ runtime makes it
+    (invariantDivisorArg): m | s << 32, x / d == (x * m) >> s for x < 2^31."""
+    s = 31 + max(0, (d - 1).bit_length())
+    return -(-(1 << s) // d) | s << 32
+
+
 def _bind(params, name, args):
     """Checks the arguments and solves the runtime dims, like the C++ runtime."""
     if len(args) != len(params):
@@ -148,6 +155,12 @@ class _Entry:
                 holders.append(ctypes.c_int32(a))
             else:
                 holders.append(ctypes.c_int64(a))
+        for expr in m.get("divisors", []):  # after the parameters (tile-invariant-divisors)
+            d = _grid_extent(expr, dims)
+            if not 1 <= d < 1 << 31:
+                raise ValueError(f"{self.name}: the kernel divides by {expr} = {d}, "
+                                 "which must lie in [1, 2^31)")
+            holders.append(ctypes.c_uint64(_divisor_arg(d)))
         addrs = [ctypes.addressof(h) for h in holders]
         for info in m.get("tensor_maps", []):
             addrs.append(self._tensor_map(info, args[info["param"]])[1].value)

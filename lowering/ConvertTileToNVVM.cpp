@@ -2457,6 +2457,8 @@ LogicalResult GpuKernelLowering::run() {
   // The launch needs it; layout conversions add staging the manifest
   // builder (which runs before layouts are chosen) cannot see.
   func->setAttr(kDynamicSharedBytesAttr, b.getI64IntegerAttr(plan.dynamicSharedBytes));
+  if (Attribute divisors = kernel->getAttr(kDivisorsAttr))
+    func->setAttr(kDivisorsAttr, divisors); // the launcher's arguments after the parameters
   func->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
                 b.getDenseI32ArrayAttr({(int32_t)threads, 1, 1}));
   // The register cap at entry; setmaxnreg needs one to take effect.

@@ -144,6 +144,50 @@ def ConvertTileToSCF : Pass<"convert-tile-to-scf", "::mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def TileInvariantDivisors : Pass<"tile-invariant-divisors", "::mlir::ModuleOp"> {
+  let summary = "Divide by dims with multipliers the launcher computes";
+  let description = [{
+    A 32-bit division on the GPU is a reciprocal, a conversion and a dozen
+    dependent integer ops. A divisor built only from dims and constants
+    (`H`, `HV / H`) is the same for the whole launch, so each such 32-bit
+    `divui` / `remui` from `tile-narrow-index-division` (both operands
+    casts of values below 2^31; constant divisors are left to LLVM)
+    becomes a multiply and a shift by a multiplier the launcher computes
+    once (Granlund and Montgomery, "Division by invariant integers using
+    multiplication", theorem 4.2 with N = 31): for `1 <= d < 2^31`,
+    `s = 31 + ceil(log2 d)`, `m = ceil(2^s / d) < 2^32`, and
+    `x / d = (x * m) >> s` for every `0 <= x < 2^31`. A remainder is
+    `x - (x / d) * d`.
+
+    Each distinct divisor appends one `i64` argument to the kernel
+    (`m | s << 32`, named `divisor <expr>`), and the kernel's
+    `kiln.divisors` attribute lists their expressions in the grid's form
+    (a dim, a number, or `[op, lhs, rhs]`), which the manifest carries as
+    `divisors`; both runtimes reject a divisor outside `[1, 2^31)`.
+    Divisions processed last first: one that only fed a later divisor (the
+    `HV / H` of `hv / (HV / H)`) dies with it and costs nothing. GPU
+    pipeline only.
+
+    Before (after `tile-narrow-index-division`):
+    ```mlir
+    %2 = arith.divui %0, %1 : i32           // HV / H
+    %g = arith.index_castui %2 : i32 to index
+    %3 = arith.index_castui %ids#1 : index to i32
+    %4 = arith.index_castui %g : index to i32
+    %5 = arith.divui %3, %4 : i32           // hv / (HV / H)
+    ```
+    After (`%d` the new last argument, `kiln.divisors = [["div", "HV", "H"]]`):
+    ```mlir
+    %3 = arith.index_castui %ids#1 : index to i32
+    %m = arith.extui (arith.trunci %d : i64 to i32) : i32 to i64
+    %s = arith.shrui %d, %c32 : i64
+    %p = arith.muli (arith.extui %3 : i32 to i64), %m : i64
+    %5 = arith.trunci (arith.shrui %p, %s : i64) : i64 to i32
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def TileAssignLayouts : Pass<"tile-assign-layouts", "::mlir::ModuleOp"> {
   let summary = "Choose a #tile.layout for every tile of a GPU kernel";
   let description = [{

@@ -31,6 +31,7 @@ void kiln::buildNvvmPipeline(mlir::OpPassManager &pm) {
   pm.addPass(createTileApplySchedule());
   pm.addPass(createTileHoistLoads());
   pm.addPass(createTileNarrowIndexDivision());
+  pm.addPass(createTileInvariantDivisors());
   pm.addPass(createTileAssignLayouts());
   pm.addPass(createConvertTileToNVVM());
   pm.addPass(createCanonicalizerPass());

@@ -146,7 +146,13 @@ bool GpuKernel::launchOnDevice(const KernelManifest &k, cuda::Function function,
     }
     params.push_back(&scalars[i]);
   }
-  // TMA descriptors, by value after the kernel's own parameters.
+  // Invariant divisors' multipliers, after the kernel's own parameters.
+  std::vector<uint64_t> divisorArgs;
+  if (!invariantDivisorArgs(k.divisors, dims, divisorArgs, error))
+    return false;
+  for (auto &v : divisorArgs)
+    params.push_back(&v);
+  // TMA descriptors, by value after those.
   std::string e;
   std::vector<cuda::TensorMap> maps(k.tensorMaps.size());
   for (size_t t = 0; e.empty() && t < k.tensorMaps.size(); ++t) {

@@ -29,6 +29,8 @@ Value KernelManifest::toJson() const {
     maps.array.push_back(q);
   }
   v.set("tensor_maps", maps);
+  if (!divisors.empty())
+    v.set("divisors", Value::arr(divisors));
   signatureToJson(signature, v);
   Value consts = Value::obj();
   for (auto &[k, c] : this->consts)
@@ -126,6 +128,12 @@ bool KernelManifest::fromJson(const Value &v, KernelManifest &m, std::string &er
       m.tensorMaps.push_back(t);
     }
   }
+  m.divisors.clear();
+  if ((f = v.get("divisors"))) {
+    if (!need(f, Value::Array, "divisors"))
+      return false;
+    m.divisors = f->array;
+  }
   if ((f = v.get("consts")) && f->kind == Value::Object)
     for (auto &[k, c] : f->object)
       m.consts[k] = c.asInt();
@@ -216,6 +224,47 @@ bool kiln::evalGridExpr(const Value &e, const std::map<std::string, int64_t> &di
   else {
     error = "unknown grid operator '" + op + "'";
     return false;
+  }
+  return true;
+}
+
+/// A grid expression as the source would write it: `HV / H`.
+static std::string exprText(const Value &e, bool nested = false) {
+  if (e.kind == Value::String)
+    return e.string;
+  if (e.kind != Value::Array || e.array.size() != 3)
+    return std::to_string(e.asInt());
+  const std::string &op = e.array[0].string;
+  std::string a = exprText(e.array[1], true), b = exprText(e.array[2], true);
+  if (op == "ceildiv")
+    return "cdiv(" + a + ", " + b + ")";
+  std::string sym = op == "add" ? " + " : op == "sub" ? " - " : op == "mul" ? " * " : " / ";
+  return nested ? "(" + a + sym + b + ")" : a + sym + b;
+}
+
+uint64_t kiln::invariantDivisorArg(int64_t d) {
+  uint64_t l = 0;
+  while ((int64_t(1) << l) < d)
+    ++l;
+  uint64_t s = 31 + l; // <= 62: 2^s fits in 64 bits
+  uint64_t m = ((uint64_t(1) << s) + uint64_t(d) - 1) / uint64_t(d);
+  return m | (s << 32);
+}
+
+bool kiln::invariantDivisorArgs(const std::vector<Value> &divisors,
+                                const std::map<std::string, int64_t> &dims,
+                                std::vector<uint64_t> &out, std::string &error) {
+  out.clear();
+  for (const Value &e : divisors) {
+    int64_t d;
+    if (!evalGridExpr(e, dims, d, error))
+      return false;
+    if (d < 1 || d >= (int64_t(1) << 31)) {
+      error = "the kernel divides by " + exprText(e) + " = " + std::to_string(d) +
+              ", which must lie in [1, 2^31)";
+      return false;
+    }
+    out.push_back(invariantDivisorArg(d));
   }
   return true;
 }

@@ -47,6 +47,11 @@ struct KernelManifest {
   /// grid extents, SMs x persistent) CTAs, each looping over grid points.
   int64_t persistent = 0;
   std::vector<TensorMapInfo> tensorMaps;
+  /// Divisors the kernel divides by that depend only on dims (expressions
+  /// like the grid's): each is one i64 argument after the kernel's own
+  /// parameters, before the tensor maps, holding invariantDivisorArg's value
+  /// (tile-invariant-divisors).
+  std::vector<json::Value> divisors;
   KernelSignature signature;
   std::map<std::string, int64_t> consts;
   /// ptxas's report, when a cubin was made.
@@ -67,6 +72,18 @@ struct KernelManifest {
 /// Evaluates a grid expression for the given runtime dims.
 bool evalGridExpr(const json::Value &expr, const std::map<std::string, int64_t> &dims, int64_t &out,
                   std::string &error);
+
+/// The kernel argument for an invariant divisor `d` (1 <= d < 2^31):
+/// m | (s << 32) with m = ceil(2^s / d) and s = 31 + ceil(log2 d), so that
+/// x / d = (x * m) >> s for every 0 <= x < 2^31 (Granlund and Montgomery,
+/// "Division by invariant integers using multiplication", theorem 4.2).
+uint64_t invariantDivisorArg(int64_t d);
+
+/// Evaluates each of `divisors` for `dims` into its kernel argument; errors
+/// name the divisor whose value is out of range.
+bool invariantDivisorArgs(const std::vector<json::Value> &divisors,
+                          const std::map<std::string, int64_t> &dims, std::vector<uint64_t> &out,
+                          std::string &error);
 
 } // namespace kiln
 

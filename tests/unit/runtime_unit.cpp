@@ -38,6 +38,43 @@ TEST_CASE("GPU kernels take dims below 2^31 only", "[runtime]") {
         "dim T = 2147483648 exceeds 2^31 - 1, the largest a GPU kernel divides in 32 bits");
 }
 
+TEST_CASE("an invariant divisor's multiplier divides every 31-bit dividend exactly", "[runtime]") {
+  std::vector<int64_t> divisors = {2147483647, 1073741824, 1073741825, 12345677, 65537};
+  for (int64_t d = 1; d <= 4096; ++d)
+    divisors.push_back(d);
+  uint64_t seed = 1;
+  for (int64_t d : divisors) {
+    uint64_t arg = invariantDivisorArg(d);
+    uint64_t m = arg & 0xffffffffu, s = arg >> 32;
+    REQUIRE(s <= 62);
+    // Around each multiple of d (where rounding would show), the ends, and
+    // a pseudo-random spread.
+    std::vector<int64_t> xs = {0, 1, d - 1, d, d + 1, 2147483646, 2147483647};
+    for (int64_t k : {int64_t(2), int64_t(3), 2147483647 / d - 1, 2147483647 / d})
+      for (int64_t x : {k * d - 1, k * d, k * d + 1})
+        xs.push_back(x);
+    for (int i = 0; i < 16; ++i) {
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      xs.push_back(int64_t(seed >> 33));
+    }
+    for (int64_t x : xs) {
+      if (x < 0 || x > 2147483647)
+        continue;
+      uint64_t q = (uint64_t(x) * m) >> s;
+      if (q != uint64_t(x / d))
+        FAIL("x = " << x << ", d = " << d << ": " << q << " != " << x / d);
+    }
+  }
+  json::Value e;
+  std::string error;
+  REQUIRE(json::parse(R"(["div", "HV", "H"])", e, error));
+  std::vector<uint64_t> args;
+  REQUIRE(invariantDivisorArgs({e}, {{"H", 4}, {"HV", 8}}, args, error));
+  CHECK(args == std::vector<uint64_t>{invariantDivisorArg(2)});
+  CHECK_FALSE(invariantDivisorArgs({e}, {{"H", 8}, {"HV", 4}}, args, error));
+  CHECK(error == "the kernel divides by HV / H = 0, which must lie in [1, 2^31)");
+}
+
 /// GDN decode compiled with one bundled schedule, lowered for its GPU target.
 struct DecodeBuild {
   std::unique_ptr<mlir::MLIRContext> ctx = makeContext();
@@ -78,6 +115,11 @@ TEST_CASE("a compiled decode kernel's manifest describes its launch", "[runtime]
   CHECK(x == 128 / 8);
   CHECK(y == 8);
   CHECK(z == 5);
+  // hv / (HV / H) divides by the launcher's multiplier of HV / H.
+  REQUIRE(m.divisors.size() == 1);
+  CHECK(json::print(m.divisors[0]) ==
+        json::print(json::Value::arr(
+            {json::Value::str("div"), json::Value::str("HV"), json::Value::str("H")})));
   KernelManifest back;
   REQUIRE(KernelManifest::fromJson(m.toJson(), back, error));
   CHECK(json::print(back.toJson()) == json::print(m.toJson()));
