@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dsl/TileDialect.h"
+#include "lowering/KernelWalk.h"
 #include "lowering/Passes.h"
 
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -44,12 +45,7 @@ Attribute dimExpr(Value v, KernelOp kernel) {
       return IntegerAttr::get(IntegerType::get(ctx, 64), i.getInt());
   if (isa<arith::IndexCastUIOp, arith::IndexCastOp>(def))
     return dimExpr(def->getOperand(0), kernel);
-  const char *op = isa<arith::AddIOp>(def)                            ? "add"
-                   : isa<arith::SubIOp>(def)                          ? "sub"
-                   : isa<arith::MulIOp>(def)                          ? "mul"
-                   : isa<arith::DivSIOp, arith::DivUIOp>(def)         ? "div"
-                   : isa<arith::CeilDivSIOp, arith::CeilDivUIOp>(def) ? "ceildiv"
-                                                                      : nullptr;
+  const char *op = gridExprOperator(def);
   if (!op)
     return {};
   Attribute a = dimExpr(def->getOperand(0), kernel), b = dimExpr(def->getOperand(1), kernel);

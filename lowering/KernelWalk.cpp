@@ -83,3 +83,12 @@ LogicalResult kiln::cloneScalarOp(Operation *op, OpBuilder &b, IRMapping &map) {
   b.clone(*op, map);
   return success();
 }
+
+const char *kiln::gridExprOperator(Operation *op) {
+  return isa_and_nonnull<arith::AddIOp>(op)                            ? "add"
+         : isa_and_nonnull<arith::SubIOp>(op)                          ? "sub"
+         : isa_and_nonnull<arith::MulIOp>(op)                          ? "mul"
+         : isa_and_nonnull<arith::DivSIOp, arith::DivUIOp>(op)         ? "div"
+         : isa_and_nonnull<arith::CeilDivSIOp, arith::CeilDivUIOp>(op) ? "ceildiv"
+                                                                       : nullptr;
+}

@@ -42,6 +42,10 @@ lowerIfWithoutResults(mlir::scf::IfOp op, mlir::OpBuilder &b, mlir::Location l,
 /// regions other than scf.for / scf.if are refused.
 mlir::LogicalResult cloneScalarOp(mlir::Operation *op, mlir::OpBuilder &b, mlir::IRMapping &map);
 
+/// The grid-expression operator (add, sub, mul, div, ceildiv) an arith op
+/// of dims computes, as manifests write it; null for any other op.
+const char *gridExprOperator(mlir::Operation *op);
+
 } // namespace kiln
 
 #endif

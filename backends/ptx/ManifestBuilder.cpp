@@ -22,12 +22,7 @@ static bool exprOf(mlir::Value v, tile::KernelOp kernel, json::Value &out) {
     out = json::Value::num(c.value());
     return true;
   }
-  const char *op = isa_and_nonnull<arith::AddIOp>(def)                            ? "add"
-                   : isa_and_nonnull<arith::SubIOp>(def)                          ? "sub"
-                   : isa_and_nonnull<arith::MulIOp>(def)                          ? "mul"
-                   : isa_and_nonnull<arith::DivSIOp, arith::DivUIOp>(def)         ? "div"
-                   : isa_and_nonnull<arith::CeilDivSIOp, arith::CeilDivUIOp>(def) ? "ceildiv"
-                                                                                  : nullptr;
+  const char *op = gridExprOperator(def);
   if (!op)
     return false;
   json::Value a, b;
