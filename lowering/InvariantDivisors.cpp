@@ -25,35 +25,6 @@ using namespace kiln::tile;
 
 namespace {
 
-/// `v` as an expression of dims and constants in the manifest's grid form
-/// (a dim name, a number, or [op, lhs, rhs]), looking through the index
-/// casts tile-narrow-index-division put in; null when it is anything else
-/// (a grid coordinate, a loaded value).
-Attribute dimExpr(Value v, KernelOp kernel) {
-  MLIRContext *ctx = kernel.getContext();
-  if (auto arg = dyn_cast<BlockArgument>(v)) {
-    auto names = kernel.getDimNames();
-    if (arg.getOwner() != &kernel.getBody().front() || arg.getArgNumber() >= names.size())
-      return {};
-    return names[arg.getArgNumber()];
-  }
-  Operation *def = v.getDefiningOp();
-  if (!def)
-    return {};
-  if (auto c = dyn_cast<arith::ConstantOp>(def))
-    if (auto i = dyn_cast<IntegerAttr>(c.getValue()))
-      return IntegerAttr::get(IntegerType::get(ctx, 64), i.getInt());
-  if (isa<arith::IndexCastUIOp, arith::IndexCastOp>(def))
-    return dimExpr(def->getOperand(0), kernel);
-  const char *op = gridExprOperator(def);
-  if (!op)
-    return {};
-  Attribute a = dimExpr(def->getOperand(0), kernel), b = dimExpr(def->getOperand(1), kernel);
-  if (!a || !b)
-    return {};
-  return ArrayAttr::get(ctx, {StringAttr::get(ctx, op), a, b});
-}
-
 /// A dim expression as the source would write it: `HV / H`.
 std::string exprText(Attribute e, bool nested = false) {
   if (auto name = dyn_cast<StringAttr>(e))
@@ -81,7 +52,7 @@ bool isCandidate(Operation *op, KernelOp kernel, Attribute &divisor) {
   Value d = op->getOperand(1);
   if (matchPattern(d, m_Constant()))
     return false; // LLVM divides by constants well already
-  divisor = dimExpr(d, kernel);
+  divisor = dimExprOf(d, kernel);
   return divisor && !isa<IntegerAttr>(divisor);
 }
 

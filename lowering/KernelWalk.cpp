@@ -84,11 +84,32 @@ LogicalResult kiln::cloneScalarOp(Operation *op, OpBuilder &b, IRMapping &map) {
   return success();
 }
 
-const char *kiln::gridExprOperator(Operation *op) {
-  return isa_and_nonnull<arith::AddIOp>(op)                            ? "add"
-         : isa_and_nonnull<arith::SubIOp>(op)                          ? "sub"
-         : isa_and_nonnull<arith::MulIOp>(op)                          ? "mul"
-         : isa_and_nonnull<arith::DivSIOp, arith::DivUIOp>(op)         ? "div"
-         : isa_and_nonnull<arith::CeilDivSIOp, arith::CeilDivUIOp>(op) ? "ceildiv"
-                                                                       : nullptr;
+Attribute kiln::dimExprOf(Value v, tile::KernelOp kernel) {
+  MLIRContext *ctx = kernel.getContext();
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    auto names = kernel.getDimNames();
+    if (arg.getOwner() != &kernel.getBody().front() || arg.getArgNumber() >= names.size())
+      return {};
+    return names[arg.getArgNumber()];
+  }
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return {};
+  if (auto c = dyn_cast<arith::ConstantOp>(def))
+    if (auto i = dyn_cast<IntegerAttr>(c.getValue()))
+      return IntegerAttr::get(IntegerType::get(ctx, 64), i.getInt());
+  if (isa<arith::IndexCastUIOp, arith::IndexCastOp>(def))
+    return dimExprOf(def->getOperand(0), kernel);
+  const char *op = isa<arith::AddIOp>(def)                            ? "add"
+                   : isa<arith::SubIOp>(def)                          ? "sub"
+                   : isa<arith::MulIOp>(def)                          ? "mul"
+                   : isa<arith::DivSIOp, arith::DivUIOp>(def)         ? "div"
+                   : isa<arith::CeilDivSIOp, arith::CeilDivUIOp>(def) ? "ceildiv"
+                                                                      : nullptr;
+  if (!op)
+    return {};
+  Attribute a = dimExprOf(def->getOperand(0), kernel), b = dimExprOf(def->getOperand(1), kernel);
+  if (!a || !b)
+    return {};
+  return ArrayAttr::get(ctx, {StringAttr::get(ctx, op), a, b});
 }

@@ -42,9 +42,12 @@ lowerIfWithoutResults(mlir::scf::IfOp op, mlir::OpBuilder &b, mlir::Location l,
 /// regions other than scf.for / scf.if are refused.
 mlir::LogicalResult cloneScalarOp(mlir::Operation *op, mlir::OpBuilder &b, mlir::IRMapping &map);
 
-/// The grid-expression operator (add, sub, mul, div, ceildiv) an arith op
-/// of dims computes, as manifests write it; null for any other op.
-const char *gridExprOperator(mlir::Operation *op);
+/// `v` as an expression of `kernel`'s dims and integer constants in the
+/// manifest's grid form: a dim name (StringAttr), a number (IntegerAttr), or
+/// [op, lhs, rhs] (ArrayAttr, op one of add, sub, mul, div, ceildiv),
+/// looking through index casts; null when it is anything else (a grid
+/// coordinate, a loaded value). Grid extents and invariant divisors use it.
+mlir::Attribute dimExprOf(mlir::Value v, tile::KernelOp kernel);
 
 } // namespace kiln
 

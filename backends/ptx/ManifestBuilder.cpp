@@ -9,27 +9,15 @@
 using namespace mlir;
 using namespace kiln;
 
-static bool exprOf(mlir::Value v, tile::KernelOp kernel, json::Value &out) {
-  if (auto arg = dyn_cast<BlockArgument>(v)) {
-    auto names = kernel.getDimNames();
-    if (arg.getOwner() != &kernel.getBody().front() || arg.getArgNumber() >= names.size())
-      return false;
-    out = json::Value::str(cast<StringAttr>(names[arg.getArgNumber()]).str());
-    return true;
-  }
-  Operation *def = v.getDefiningOp();
-  if (auto c = dyn_cast_or_null<arith::ConstantIndexOp>(def)) {
-    out = json::Value::num(c.value());
-    return true;
-  }
-  const char *op = gridExprOperator(def);
-  if (!op)
-    return false;
-  json::Value a, b;
-  if (!exprOf(def->getOperand(0), kernel, a) || !exprOf(def->getOperand(1), kernel, b))
-    return false;
-  out = json::Value::arr({json::Value::str(op), a, b});
-  return true;
+json::Value kiln::gridExprJson(Attribute e) {
+  if (auto name = dyn_cast<StringAttr>(e))
+    return json::Value::str(name.str());
+  if (auto n = dyn_cast<IntegerAttr>(e))
+    return json::Value::num(n.getInt());
+  std::vector<json::Value> parts;
+  for (Attribute p : cast<ArrayAttr>(e))
+    parts.push_back(gridExprJson(p));
+  return json::Value::arr(parts);
 }
 
 bool kiln::buildManifest(tile::KernelOp kernel, KernelManifest &m, std::string &error) {
@@ -72,13 +60,13 @@ bool kiln::buildManifest(tile::KernelOp kernel, KernelManifest &m, std::string &
     return true;
   }
   for (int64_t axis : launchOrder(ids)) {
-    json::Value e;
-    if (!exprOf(ids.getExtents()[axis], kernel, e)) {
+    Attribute e = dimExprOf(ids.getExtents()[axis], kernel);
+    if (!e) {
       error = "grid axis " + std::to_string(axis) +
               " has an extent that is not built from dims and constants";
       return false;
     }
-    m.grid.push_back(e);
+    m.grid.push_back(gridExprJson(e));
   }
   return true;
 }

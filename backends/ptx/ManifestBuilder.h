@@ -13,6 +13,9 @@ namespace kiln {
 /// not built from dims and constants with + - * / and ceildiv.
 bool buildManifest(tile::KernelOp kernel, KernelManifest &out, std::string &error);
 
+/// A dim expression attribute (kiln::dimExprOf) in the manifest's JSON form.
+json::Value gridExprJson(mlir::Attribute e);
+
 } // namespace kiln
 
 #endif

@@ -110,19 +110,6 @@ bool kiln::compileOp(MLIRContext &context, const std::string &tilePath,
   return true;
 }
 
-/// A dim expression attribute (tile-invariant-divisors) in the manifest's
-/// grid form.
-static json::Value gridExprOf(Attribute e) {
-  if (auto name = dyn_cast<StringAttr>(e))
-    return json::Value::str(name.str());
-  if (auto n = dyn_cast<IntegerAttr>(e))
-    return json::Value::num(n.getInt());
-  std::vector<json::Value> parts;
-  for (Attribute p : cast<ArrayAttr>(e))
-    parts.push_back(gridExprOf(p));
-  return json::Value::arr(parts);
-}
-
 bool kiln::buildForGpu(Compiled &c, bool assemble, GpuBuild &out, llvm::raw_ostream &errs) {
   const TargetDesc &target = *c.schedule.target;
   if (!target.isGpu) {
@@ -184,7 +171,7 @@ bool kiln::buildForGpu(Compiled &c, bool assemble, GpuBuild &out, llvm::raw_ostr
     std::vector<json::Value> divisors;
     if (auto exprs = f->getAttrOfType<ArrayAttr>(tile::kDivisorsAttr))
       for (Attribute e : exprs)
-        divisors.push_back(gridExprOf(e));
+        divisors.push_back(gridExprJson(e));
     if (!out.manifest.isOp()) {
       out.manifest.dynamicSharedBytes = bytes.getInt();
       out.manifest.divisors = divisors;
