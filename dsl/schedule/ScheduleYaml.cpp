@@ -269,28 +269,27 @@ void parseKernelKeys(const YAML::Node &root, Schedule &s) {
                                   "' matrix instruction (it has: " + list + ")"};
     }
   }
-  if (YAML::Node swizzle = root["swizzle"]) {
-    s.swizzlePos = posOf(swizzle);
-    std::string v = scalar(swizzle, "swizzle");
-    if (v != "true" && v != "false")
-      throw Reject{s.swizzlePos, "swizzle must be true or false, got '" + v + "'"};
-    s.swizzle = v == "true";
-    if (s.mma.name != "wgmma" && s.mma.name != "tcgen05")
-      throw Reject{s.swizzlePos, "swizzle lays out tensor-core operands in shared memory, but "
-                                 "the mma here is '" +
-                                     s.mma.name + "' (wgmma and tcgen05 stage operands)"};
-  }
-  if (YAML::Node mn = root["mn_major"]) {
-    s.mnMajorPos = posOf(mn);
-    std::string v = scalar(mn, "mn_major");
-    if (v != "gather" && v != "direct")
-      throw Reject{s.mnMajorPos, "mn_major must be gather or direct, got '" + v + "'"};
-    s.gatherMnMajor = v == "gather";
-    if (s.mma.name != "wgmma" && s.mma.name != "tcgen05")
-      throw Reject{s.mnMajorPos, "mn_major says how tensor-core operands are staged, but the mma "
-                                 "here is '" +
-                                     s.mma.name + "' (wgmma and tcgen05 stage operands)"};
-  }
+  // Keys that choose how tensor-core operands are staged in shared memory:
+  // one of two words, and only under an mma that stages them.
+  auto stagingChoice = [&](const char *key, const std::string &yes, const std::string &no,
+                           const std::string &what, SrcPos &pos, bool &out) {
+    YAML::Node n = root[key];
+    if (!n)
+      return;
+    pos = posOf(n);
+    std::string v = scalar(n, key);
+    if (v != yes && v != no)
+      throw Reject{pos, std::string(key) + " must be " + yes + " or " + no + ", got '" + v + "'"};
+    out = v == yes;
+    const MmaKind *kind = t.mma(s.mma.name);
+    if (!kind || !kind->tensorCores)
+      throw Reject{pos, std::string(key) + " " + what + ", but the mma here is '" + s.mma.name +
+                            "' (wgmma and tcgen05 stage operands)"};
+  };
+  stagingChoice("swizzle", "true", "false", "lays out tensor-core operands in shared memory",
+                s.swizzlePos, s.swizzle);
+  stagingChoice("mn_major", "gather", "direct", "says how tensor-core operands are staged",
+                s.mnMajorPos, s.gatherMnMajor);
   if (YAML::Node budgets = root["budgets"]) {
     onlyKeys(budgets, {"smem", "tmem_columns", "regs"}, "budgets");
     if (YAML::Node n = budgets["smem"]) {
