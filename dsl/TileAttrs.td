@@ -55,7 +55,10 @@ def Tile_ScheduleAttr : AttrDef<Tile_Dialect, "Schedule"> {
     allocate. `resident` names the loop-carried vars kept where the
     tensor cores accumulate across iterations: tensor-memory columns under
     tcgen05 (`tensor_memory: [S]`), the wgmma accumulator fragment in
-    registers under wgmma (`registers: [S]`). `sources` maps schedule keys (`mma`, `params`,
+    registers under wgmma (`registers: [S]`). `layouts` maps op ids to the
+    thread layout the schedule chose for the tile each makes: a dictionary
+    of `lanes` and, where written, `size` and `warps` (i64 arrays, one entry
+    per tile dim); `tile-assign-layouts` completes and applies them. `sources` maps schedule keys (`mma`, `params`,
     `budgets.tmem_columns`, ...) to where the YAML file wrote them, so that
     a limit found while lowering can name the line that set it.
   }];
@@ -71,7 +74,9 @@ def Tile_ScheduleAttr : AttrDef<Tile_Dialect, "Schedule"> {
                         DefaultValuedParameter<"::mlir::ArrayAttr",
                                                "::mlir::ArrayAttr()">:$resident,
                         DefaultValuedParameter<"::mlir::DictionaryAttr",
-                                               "::mlir::DictionaryAttr()">:$sources);
+                                               "::mlir::DictionaryAttr()">:$sources,
+                        DefaultValuedParameter<"::mlir::DictionaryAttr",
+                                               "::mlir::DictionaryAttr()">:$layouts);
   let assemblyFormat = "`<` struct(params) `>`";
 }
 

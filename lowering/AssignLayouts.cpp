@@ -65,6 +65,10 @@ private:
   LayoutAttr derive(const Relation &r, bool forward, LayoutAttr known);
   /// Gives v's class a layout; false when it has another one already.
   bool set(Value v, LayoutAttr layout);
+  /// The widest element, in bytes, of v's class (16-byte vectors of it).
+  unsigned classBytes(Value v);
+  /// Gives the tiles the schedule's `layouts:` name their layouts.
+  LogicalResult applyScheduleLayouts();
 
 public:
   /// Where the last run() failed on a conflict: the op and the tile to convert.
@@ -199,9 +203,88 @@ bool LayoutSolver::set(Value v, LayoutAttr layout) {
   return it->second == layout;
 }
 
+unsigned LayoutSolver::classBytes(Value v) {
+  unsigned bytes = 0;
+  for (Value other : values)
+    if (leader(other) == leader(v))
+      bytes = std::max(
+          bytes, cast<TileType>(other.getType()).getElementType().getIntOrFloatBitWidth() / 8);
+  return bytes;
+}
+
+LogicalResult LayoutSolver::applyScheduleLayouts() {
+  ScheduleAttr schedule = kernel.getScheduleAttr();
+  DictionaryAttr layouts = schedule.getLayouts();
+  if (!layouts)
+    return success();
+  llvm::StringMap<Operation *> byId = kernel.getOpsById();
+  DictionaryAttr sources = schedule.getSources();
+  llvm::DenseMap<Value, StringRef> namedBy; // class leader -> the op id that set it
+  for (NamedAttribute entry : layouts) {
+    StringRef id = entry.getName();
+    // Errors point at the YAML line that asked for the layout.
+    Location at = kernel.getLoc();
+    if (auto loc = dyn_cast_or_null<LocationAttr>(sources ? sources.get(("layouts." + id).str())
+                                                          : Attribute()))
+      at = loc;
+    Operation *op = byId.lookup(id);
+    if (!op || op->getNumResults() != 1 || !isDistributed(op->getResult(0)))
+      return emitError(at) << "layouts names '" << id << "', but no op of kernel '"
+                           << kernel.getSymName() << "' makes a tile of rank 1 or more by that id";
+    Value v = op->getResult(0);
+    auto type = cast<TileType>(v.getType());
+    auto fields = dyn_cast<DictionaryAttr>(entry.getValue());
+    auto list = [&](StringRef key) {
+      auto a = fields ? fields.getAs<DenseI64ArrayAttr>(key) : DenseI64ArrayAttr();
+      return a ? a.asArrayRef() : ArrayRef<int64_t>();
+    };
+    LayoutChoice fixed{list("size"), list("lanes"), list("warps")};
+    bool valid = !fixed.lanes.empty();
+    for (ArrayRef<int64_t> l : {fixed.size, fixed.lanes, fixed.warps})
+      valid &= l.empty() || (l.size() == (size_t)type.getRank() &&
+                             llvm::all_of(l, [](int64_t x) { return x > 0; }));
+    if (!valid)
+      return emitError(at) << "the layout of '" << id
+                           << "' needs lanes, and positive lanes, size and warps with one entry "
+                              "per dim of its tile "
+                           << type;
+    int64_t lanes = 1, spread = 1;
+    for (int64_t l : fixed.lanes)
+      lanes *= l;
+    for (int64_t w : fixed.warps)
+      spread *= w;
+    if (32 % lanes != 0)
+      return emitError(at) << "the layout of '" << id << "' takes " << lanes
+                           << " lanes, which do not divide a warp of 32";
+    if (spread > warps)
+      return emitError(at) << "the layout of '" << id << "' spreads its tile over " << spread
+                           << " warps, but the role computing it has " << warps;
+    LayoutAttr layout =
+        defaultLayout(kernel.getContext(), type.getShape(), classBytes(v), warps, fixed);
+    if (auto why = TileLayout::get(layout, type.getShape()).mismatch()) {
+      InFlightDiagnostic diag = emitError(at) << "the layout of '" << id << "' (" << layout
+                                              << ") cannot hold its tile " << type << ": " << *why;
+      diag.attachNote(op->getLoc()) << "the tile is made here";
+      return diag;
+    }
+    if (!set(v, layout)) {
+      InFlightDiagnostic diag = emitError(at)
+                                << "'" << id << "' and '" << namedBy[leader(v)]
+                                << "' are one tile to the layouts (elementwise ops join them), "
+                                   "but the schedule gives them different layouts";
+      return diag;
+    }
+    namedBy[leader(v)] = id;
+  }
+  return success();
+}
+
 LogicalResult LayoutSolver::run() {
   for (Operation &op : kernel.getBody().front())
     collect(&op);
+  // The schedule's layouts first: the tiles related to them follow.
+  if (failed(applyScheduleLayouts()))
+    return failure();
   auto numel = [](Value v) {
     int64_t n = 1;
     for (int64_t e : cast<TileType>(v.getType()).getShape())
@@ -244,13 +327,9 @@ LogicalResult LayoutSolver::run() {
         biggest = v;
     if (!biggest)
       break;
-    unsigned bytes = 0;
-    for (Value v : values)
-      if (leader(v) == leader(biggest))
-        bytes = std::max(bytes,
-                         cast<TileType>(v.getType()).getElementType().getIntOrFloatBitWidth() / 8);
     auto t = cast<TileType>(biggest.getType());
-    chosen[leader(biggest)] = defaultLayout(kernel.getContext(), t.getShape(), bytes, warps);
+    chosen[leader(biggest)] =
+        defaultLayout(kernel.getContext(), t.getShape(), classBytes(biggest), warps);
   }
   // Record the choice on every op that makes a tile, and check it fits.
   for (Value v : values) {

@@ -101,7 +101,7 @@ std::optional<std::string> TileLayout::mismatch() const {
 }
 
 tile::LayoutAttr kiln::defaultLayout(MLIRContext *ctx, ArrayRef<int64_t> shape, unsigned elemBytes,
-                                     int64_t numWarps) {
+                                     int64_t numWarps, LayoutChoice fixed) {
   unsigned rank = shape.size();
   SmallVector<int64_t, 2> size(rank, 1), lanes(rank, 1), warps(rank, 1), dims;
   for (unsigned d = 0; d < rank; ++d)
@@ -112,17 +112,29 @@ tile::LayoutAttr kiln::defaultLayout(MLIRContext *ctx, ArrayRef<int64_t> shape, 
   // Largest power of two dividing x (the tile covers it evenly).
   auto pow2Divisor = [](int64_t x) { return x & -x; };
   int64_t last = shape[rank - 1];
-  size[rank - 1] = std::min<int64_t>(pow2Floor(16 / std::max(1u, elemBytes)), pow2Divisor(last));
-  int64_t laneBudget = 32, warpBudget = pow2Floor(numWarps);
-  for (int d = rank - 1; d >= 0; --d) {
-    int64_t room = pow2Divisor(shape[d]) / (d == (int)rank - 1 ? size[d] : 1);
-    lanes[d] = std::min(laneBudget, std::max<int64_t>(room, 1));
-    laneBudget /= lanes[d];
+  if (!fixed.size.empty())
+    size.assign(fixed.size.begin(), fixed.size.end());
+  else
+    size[rank - 1] = std::min<int64_t>(pow2Floor(16 / std::max(1u, elemBytes)), pow2Divisor(last));
+  if (!fixed.lanes.empty()) {
+    lanes.assign(fixed.lanes.begin(), fixed.lanes.end());
+  } else {
+    int64_t laneBudget = 32;
+    for (int d = rank - 1; d >= 0; --d) {
+      int64_t room = pow2Divisor(shape[d]) / size[d];
+      lanes[d] = std::min(laneBudget, std::max<int64_t>(room, 1));
+      laneBudget /= lanes[d];
+    }
   }
-  for (unsigned d = 0; d < rank; ++d) {
-    int64_t room = pow2Divisor(shape[d]) / (size[d] * lanes[d]);
-    warps[d] = std::min(warpBudget, std::max<int64_t>(room, 1));
-    warpBudget /= warps[d];
+  if (!fixed.warps.empty()) {
+    warps.assign(fixed.warps.begin(), fixed.warps.end());
+  } else {
+    int64_t warpBudget = pow2Floor(numWarps);
+    for (unsigned d = 0; d < rank; ++d) {
+      int64_t room = pow2Divisor(shape[d]) / (size[d] * lanes[d]);
+      warps[d] = std::min(warpBudget, std::max<int64_t>(room, 1));
+      warpBudget /= warps[d];
+    }
   }
   return tile::LayoutAttr::get(ctx, size, lanes, warps, dims);
 }

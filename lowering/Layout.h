@@ -50,12 +50,18 @@ struct TileLayout {
   std::optional<std::string> mismatch() const;
 };
 
+/// Per tile dim, what a schedule's `layouts:` fixed; an empty list is chosen
+/// as for the default layout.
+struct LayoutChoice {
+  llvm::ArrayRef<int64_t> size, lanes, warps;
+};
+
 /// The layout Kiln uses for a tile nothing else constrains: 16-byte vectors
 /// along the last dim, a warp's lanes along it next, then lanes and warps
 /// down the leading dim. Powers of two only; a tile too small for all warps
-/// leaves the rest replicated.
+/// leaves the rest replicated. What `fixed` gives is taken as given.
 tile::LayoutAttr defaultLayout(mlir::MLIRContext *ctx, llvm::ArrayRef<int64_t> shape,
-                               unsigned elemBytes, int64_t numWarps);
+                               unsigned elemBytes, int64_t numWarps, LayoutChoice fixed = {});
 
 } // namespace kiln
 

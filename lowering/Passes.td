@@ -197,7 +197,10 @@ def TileAssignLayouts : Pass<"tile-assign-layouts", "::mlir::ModuleOp"> {
     ops and loop-carried tiles share a layout; a reduction's result, a
     broadcast's operand and a unit reshape keep the 2-D parent of the tile
     they come from, so reductions and broadcasts move no data between
-    layouts. The largest tile nothing constrains takes the default layout:
+    layouts. Tiles the schedule's `layouts:` names (by op id) take the lanes,
+    and where given the vector size and warps, it chose first; a layout that
+    cannot cover its tile is an error at the schedule's line. The largest
+    tile nothing constrains then takes the default layout:
     16-byte vectors along the last dim, the lanes of a warp next, then warps
     down the leading dim. `dot`, `transpose` and `cumsum` move their data
     through shared memory anyway, so their operands and results are free.

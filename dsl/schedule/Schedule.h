@@ -37,6 +37,14 @@ struct Role {
   SrcPos issuesPos;
 };
 
+/// `layouts:` the thread layout of the tile one op makes (by op id): its
+/// lanes per dim and, optionally, each thread's vector (`size`) and the
+/// warps per dim. What is left out is filled in as for the default layout.
+struct LayoutRequest {
+  Named op;
+  std::vector<int64_t> size, lanes, warps;
+};
+
 struct Pipeline {
   Named name;
   std::vector<Named> buffers;
@@ -77,6 +85,7 @@ struct Schedule {
   SrcPos mnMajorPos;
   std::vector<Role> roles;
   std::vector<Pipeline> pipelines;
+  std::vector<LayoutRequest> layouts;
   /// Loop-carried vars (by their `var` name) kept where the tensor cores
   /// accumulate across iterations: `tensor_memory: [S]` under tcgen05, in
   /// tensor-memory columns; `registers: [S]` under wgmma, in the update
@@ -89,8 +98,8 @@ struct Schedule {
   SrcPos smemPos, tmemPos, regPos;
   /// For an op of several kernels: one schedule per kernel named under
   /// `kernels:` (its `op` is the kernel). Each starts from this schedule's
-  /// target, params, warps, mma, persistent and budgets; grid, roles and
-  /// pipelines are its own. Kernels without a section use this schedule.
+  /// target, params, warps, mma, persistent and budgets; grid, roles,
+  /// pipelines and layouts are its own. Kernels without a section use this schedule.
   std::vector<Schedule> sections;
   /// The section for `kernel`, or this schedule.
   const Schedule &forKernel(const std::string &kernel) const {

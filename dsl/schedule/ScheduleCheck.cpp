@@ -83,6 +83,27 @@ bool kiln::applySchedule(const Schedule &s, KernelOp kernel, llvm::raw_ostream &
       return false;
     }
   }
+  // A layout is chosen for a tile: the op must make one, of the layout's rank.
+  for (const LayoutRequest &req : s.layouts) {
+    Operation *op = byId.lookup(req.op.name);
+    auto tile = op && op->getNumResults() == 1 ? dyn_cast<TileType>(op->getResult(0).getType())
+                                               : TileType();
+    if (!tile || tile.getRank() < 1) {
+      errs << s.diag(req.op.pos, "layouts names '" + req.op.name + "', which " +
+                                     (op ? "makes no tile of rank 1 or more" : "the kernel lacks") +
+                                     (op ? "" : " (op ids: " + knownIds() + ")"));
+      return false;
+    }
+    if (tile.getRank() != (int64_t)req.lanes.size()) {
+      std::string shape;
+      for (int64_t e : tile.getShape())
+        shape += (shape.empty() ? "" : ", ") + std::to_string(e);
+      errs << s.diag(req.op.pos, "the layout of '" + req.op.name + "' has " +
+                                     std::to_string(req.lanes.size()) + " dims, but its tile [" +
+                                     shape + "] has " + std::to_string(tile.getRank()));
+      return false;
+    }
+  }
   for (const Pipeline &p : s.pipelines)
     for (const Named &buf : p.buffers) {
       Operation *op = byId.lookup(buf.name);
@@ -190,11 +211,26 @@ bool kiln::applySchedule(const Schedule &s, KernelOp kernel, llvm::raw_ostream &
   source("budgets.tmem_columns", s.tmemPos);
   source("budgets.regs", s.regPos);
   source(s.residentKey, s.residentPos);
+  SmallVector<NamedAttribute> layouts;
+  for (const LayoutRequest &req : s.layouts) {
+    SmallVector<NamedAttribute> fields;
+    auto field = [&](StringRef key, const std::vector<int64_t> &v) {
+      if (!v.empty())
+        fields.push_back(NamedAttribute(StringAttr::get(ctx, key), DenseI64ArrayAttr::get(ctx, v)));
+    };
+    field("lanes", req.lanes);
+    field("size", req.size);
+    field("warps", req.warps);
+    layouts.push_back(
+        NamedAttribute(StringAttr::get(ctx, req.op.name), DictionaryAttr::get(ctx, fields)));
+    source("layouts." + req.op.name, req.op.pos);
+  }
   kernel.setScheduleAttr(ScheduleAttr::get(
       ctx, StringAttr::get(ctx, s.target->name), DictionaryAttr::get(ctx, params), strs(s.grid),
       s.warps, StringAttr::get(ctx, s.mma.name), ArrayAttr::get(ctx, roles),
       ArrayAttr::get(ctx, pipes), s.persistent, s.swizzle, s.gatherMnMajor,
       s.regPos.line ? s.regBudget : 0, s.tmemPos.line ? s.tmemBudget : 0,
-      s.resident.empty() ? ArrayAttr() : strs(s.resident), DictionaryAttr::get(ctx, sources)));
+      s.resident.empty() ? ArrayAttr() : strs(s.resident), DictionaryAttr::get(ctx, sources),
+      layouts.empty() ? DictionaryAttr() : DictionaryAttr::get(ctx, layouts)));
   return true;
 }

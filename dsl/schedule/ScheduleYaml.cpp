@@ -130,6 +130,7 @@ void checkLaunchRegisters(const Schedule &s) {
 }
 
 void parseKernelKeys(const YAML::Node &root, Schedule &s);
+void parseLayouts(const YAML::Node &layouts, Schedule &s);
 
 /// `issues: mma`: a role that only issues the tensor-core products, in the
 /// shape the target's instruction family is issued in.
@@ -173,7 +174,7 @@ void parseIssuer(const YAML::Node &issues, const Schedule &s, Role &role) {
 void parse(const YAML::Node &root, Schedule &s) {
   onlyKeys(root,
            {"target", "op", "params", "grid", "warps", "persistent", "mma", "swizzle", "mn_major",
-            "roles", "pipelines", "budgets", "tensor_memory", "registers", "kernels"},
+            "roles", "pipelines", "layouts", "budgets", "tensor_memory", "registers", "kernels"},
            "the schedule");
   YAML::Node target = required(root, "target", "the schedule");
   s.targetPos = posOf(target);
@@ -217,6 +218,7 @@ void parse(const YAML::Node &root, Schedule &s) {
       k.grid.clear();
       k.roles.clear();
       k.pipelines.clear();
+      k.layouts.clear();
       k.resident.clear();
       k.residentPos = {};
       k.residentKey.clear();
@@ -226,7 +228,7 @@ void parse(const YAML::Node &root, Schedule &s) {
           throw Reject{k.op.pos, "kernel '" + k.op.name + "' has two sections"};
       onlyKeys(it->second,
                {"grid", "warps", "persistent", "mma", "swizzle", "mn_major", "roles", "pipelines",
-                "budgets", "tensor_memory", "registers"},
+                "layouts", "budgets", "tensor_memory", "registers"},
                "the section of kernel '" + k.op.name + "'");
       parseKernelKeys(it->second, k);
       s.sections.push_back(std::move(k));
@@ -403,6 +405,8 @@ void parseKernelKeys(const YAML::Node &root, Schedule &s) {
                  "'mma: " + k->name + "' multiplies on whole groups of " +
                      std::to_string(k->warps) + " warps: warps must be a multiple of " +
                      std::to_string(k->warps) + ", got " + std::to_string(s.warps)};
+  if (YAML::Node layouts = root["layouts"])
+    parseLayouts(layouts, s);
   if (YAML::Node pipes = root["pipelines"]) {
     if (!pipes.IsSequence())
       throw Reject{posOf(pipes), "pipelines must be a list"};
@@ -423,6 +427,63 @@ void parseKernelKeys(const YAML::Node &root, Schedule &s) {
                      "target " + t.name + " cannot copy with '" + pipe.copy.name + "'"};
       s.pipelines.push_back(pipe);
     }
+  }
+}
+
+/// `layouts: {S0: {lanes: [4, 8]}}`: per op id, lanes (required), size and
+/// warps per tile dim, powers of two that fit a warp and the CTA.
+void parseLayouts(const YAML::Node &layouts, Schedule &s) {
+  const TargetDesc &t = *s.target;
+  if (!t.isGpu)
+    throw Reject{posOf(layouts),
+                 "target " + t.name + " has no lanes or warps to lay tiles out over"};
+  if (!layouts.IsMap())
+    throw Reject{posOf(layouts), "layouts must be a mapping from op ids to thread layouts, like "
+                                 "{S0: {lanes: [4, 8]}}"};
+  for (auto it = layouts.begin(); it != layouts.end(); ++it) {
+    LayoutRequest req;
+    req.op = {scalar(it->first, "an op id"), posOf(it->first)};
+    for (const LayoutRequest &other : s.layouts)
+      if (other.op.name == req.op.name)
+        throw Reject{req.op.pos, "'" + req.op.name + "' has two layouts"};
+    std::string of = "the layout of '" + req.op.name + "'";
+    onlyKeys(it->second, {"size", "lanes", "warps"}, of);
+    // Each list: one power of two per tile dim, their product at most `most`.
+    auto list = [&](const char *key, int64_t most, const std::string &bound) {
+      std::vector<int64_t> out;
+      YAML::Node n = it->second[key];
+      if (!n)
+        return out;
+      if (!n.IsSequence() || n.size() < 1 || n.size() > 2)
+        throw Reject{posOf(n), std::string(key) + " of '" + req.op.name +
+                                   "' must list one count per tile dim, like [4, 8]"};
+      int64_t product = 1;
+      for (const YAML::Node &x : n) {
+        int64_t v = integer(x, std::string(key) + " entry", 1, most);
+        if (v & (v - 1))
+          throw Reject{posOf(x), std::string(key) + " entries must be powers of two, got " +
+                                     std::to_string(v)};
+        out.push_back(v);
+        product *= v;
+      }
+      if (product > most)
+        throw Reject{posOf(n), std::string(key) + " of '" + req.op.name + "' take " +
+                                   std::to_string(product) + " " + bound};
+      return out;
+    };
+    required(it->second, "lanes", of);
+    req.lanes = list("lanes", 32, "lanes; a warp has 32");
+    req.size = list("size", 1 << 10, "elements; a thread holds at most 1024 of a tile");
+    req.warps = list("warps", s.warps, "warps; the CTA has " + std::to_string(s.warps));
+    for (const char *key : {"size", "warps"}) {
+      const std::vector<int64_t> &v = std::string(key) == "size" ? req.size : req.warps;
+      if (!v.empty() && v.size() != req.lanes.size())
+        throw Reject{posOf(it->second[key]), std::string(key) + " of '" + req.op.name + "' has " +
+                                                 std::to_string(v.size()) +
+                                                 " entries but its lanes have " +
+                                                 std::to_string(req.lanes.size())};
+    }
+    s.layouts.push_back(req);
   }
 }
 

@@ -43,3 +43,27 @@ tile.kernel @conflict(%N: index, %x: !tile.view<[N, 64, 64], f32> {tile.access =
   tile.store %u, %x[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] : !tile.tile<64x64xf32>, !tile.view<[N, 64, 64], f32>
   tile.return
 }
+
+// A layout the schedule chose (`layouts: {t: {lanes: [4, 8]}}`) is taken as
+// given, the vector size and warps filled in as for the default; the tiles
+// related to it follow it (the broadcast row, the reduction), and the
+// reduction along a row spans 8 lanes instead of 16.
+// CHECK-LABEL: tile.kernel @chosen
+// CHECK: tile.load %{{.*}} window [1, 8, 64] keep [1, 2] {tile.id = "t", tile.layout = #tile.layout<size = [1, 4], lanes = [4, 8], warps = [2, 1], dims = [0, 1]>}
+// CHECK: tile.load %{{.*}} window [1, 64] keep [1] {tile.layout = #tile.layout<size = [1, 4], lanes = [4, 8], warps = [2, 1], dims = [1]>}
+// CHECK: tile.reduce sum {{.*}} axis 1 {tile.layout = #tile.layout<size = [1, 4], lanes = [4, 8], warps = [2, 1], dims = [0]>}
+tile.kernel @chosen(%N: index, %x: !tile.view<[N, 8, 64], f32> {tile.access = "in"},
+                    %w: !tile.view<[N, 64], f32> {tile.access = "in"},
+                    %y: !tile.view<[N, 8], f32> {tile.access = "out"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 2, mma = "none",
+      roles = [], pipelines = [], layouts = {t = {lanes = array<i64: 4, 8>}}>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%n, %c0, %c0] window [1, 8, 64] keep [1, 2] {tile.id = "t"} : !tile.view<[N, 8, 64], f32> -> !tile.tile<8x64xf32>
+  %r = tile.load %w[%n, %c0] window [1, 64] keep [1] : !tile.view<[N, 64], f32> -> !tile.tile<64xf32>
+  %rb = tile.broadcast %r : !tile.tile<64xf32> -> !tile.tile<8x64xf32>
+  %p = tile.mul %t, %rb : !tile.tile<8x64xf32>
+  %s = tile.reduce sum %p axis 1 : !tile.tile<8x64xf32> -> !tile.tile<8xf32>
+  tile.store %s, %y[%n, %c0] window [1, 8] keep [1] : !tile.tile<8xf32>, !tile.view<[N, 8], f32>
+  tile.return
+}

@@ -15,3 +15,94 @@ tile.kernel @roles(%N: index, %x: !tile.view<[N, 64], f32> {tile.access = "inout
   tile.return
 }
 
+
+// -----
+
+// A schedule's layout must cover its tile evenly: 8 lanes down a 4-row tile do not.
+// expected-error @+1 {{the layout of 't' (#tile.layout<size = [1, 4], lanes = [8, 4], warps = [1, 1], dims = [0, 1]>) cannot hold its tile '!tile.tile<4x64xf32>': tile extent 4 along dim 0 is not a multiple of the layout's span 8 (size x lanes x warps)}}
+tile.kernel @span(%N: index, %x: !tile.view<[N, 4, 64], f32> {tile.access = "inout"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 1, mma = "none",
+      roles = [], pipelines = [], layouts = {t = {lanes = array<i64: 8, 4>}}>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  // expected-note @+1 {{the tile is made here}}
+  %t = tile.load %x[%n, %c0, %c0] window [1, 4, 64] keep [1, 2] {tile.id = "t"} : !tile.view<[N, 4, 64], f32> -> !tile.tile<4x64xf32>
+  %u = tile.add %t, %t {tile.id = "u"} : !tile.tile<4x64xf32>
+  tile.store %u, %x[%n, %c0, %c0] window [1, 4, 64] keep [1, 2] : !tile.tile<4x64xf32>, !tile.view<[N, 4, 64], f32>
+  tile.return
+}
+
+// -----
+
+// Lanes beyond a warp.
+// expected-error @+1 {{the layout of 't' takes 64 lanes, which do not divide a warp of 32}}
+tile.kernel @lanes(%N: index, %x: !tile.view<[N, 4, 64], f32> {tile.access = "inout"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 1, mma = "none",
+      roles = [], pipelines = [], layouts = {t = {lanes = array<i64: 4, 16>}}>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%n, %c0, %c0] window [1, 4, 64] keep [1, 2] {tile.id = "t"} : !tile.view<[N, 4, 64], f32> -> !tile.tile<4x64xf32>
+  %u = tile.add %t, %t {tile.id = "u"} : !tile.tile<4x64xf32>
+  tile.store %u, %x[%n, %c0, %c0] window [1, 4, 64] keep [1, 2] : !tile.tile<4x64xf32>, !tile.view<[N, 4, 64], f32>
+  tile.return
+}
+
+// -----
+
+// More warps than the role computing the tile has.
+// expected-error @+1 {{the layout of 't' spreads its tile over 4 warps, but the role computing it has 2}}
+tile.kernel @warps(%N: index, %x: !tile.view<[N, 4, 64], f32> {tile.access = "inout"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 2, mma = "none",
+      roles = [], pipelines = [], layouts = {t = {lanes = array<i64: 1, 32>, warps = array<i64: 4, 1>}}>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%n, %c0, %c0] window [1, 4, 64] keep [1, 2] {tile.id = "t"} : !tile.view<[N, 4, 64], f32> -> !tile.tile<4x64xf32>
+  %u = tile.add %t, %t {tile.id = "u"} : !tile.tile<4x64xf32>
+  tile.store %u, %x[%n, %c0, %c0] window [1, 4, 64] keep [1, 2] : !tile.tile<4x64xf32>, !tile.view<[N, 4, 64], f32>
+  tile.return
+}
+
+// -----
+
+// One entry per tile dim.
+// expected-error @+1 {{the layout of 't' needs lanes, and positive lanes, size and warps with one entry per dim of its tile '!tile.tile<4x64xf32>'}}
+tile.kernel @rank(%N: index, %x: !tile.view<[N, 4, 64], f32> {tile.access = "inout"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 1, mma = "none",
+      roles = [], pipelines = [], layouts = {t = {lanes = array<i64: 32>}}>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%n, %c0, %c0] window [1, 4, 64] keep [1, 2] {tile.id = "t"} : !tile.view<[N, 4, 64], f32> -> !tile.tile<4x64xf32>
+  %u = tile.add %t, %t {tile.id = "u"} : !tile.tile<4x64xf32>
+  tile.store %u, %x[%n, %c0, %c0] window [1, 4, 64] keep [1, 2] : !tile.tile<4x64xf32>, !tile.view<[N, 4, 64], f32>
+  tile.return
+}
+
+// -----
+
+// Only a tile has a layout.
+// expected-error @+1 {{layouts names 'c', but no op of kernel 'nottile' makes a tile of rank 1 or more by that id}}
+tile.kernel @nottile(%N: index, %x: !tile.view<[N, 4, 64], f32> {tile.access = "inout"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 1, mma = "none",
+      roles = [], pipelines = [], layouts = {c = {lanes = array<i64: 32>}}>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant {tile.id = "c"} 0 : index
+  %t = tile.load %x[%n, %c0, %c0] window [1, 4, 64] keep [1, 2] {tile.id = "t"} : !tile.view<[N, 4, 64], f32> -> !tile.tile<4x64xf32>
+  %u = tile.add %t, %t {tile.id = "u"} : !tile.tile<4x64xf32>
+  tile.store %u, %x[%n, %c0, %c0] window [1, 4, 64] keep [1, 2] : !tile.tile<4x64xf32>, !tile.view<[N, 4, 64], f32>
+  tile.return
+}
+
+// -----
+
+// Tiles joined by elementwise ops share one layout: two different ones for them is an error.
+// expected-error @+1 {{'u' and 't' are one tile to the layouts (elementwise ops join them), but the schedule gives them different layouts}}
+tile.kernel @joined(%N: index, %x: !tile.view<[N, 4, 64], f32> {tile.access = "inout"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 1, mma = "none",
+      roles = [], pipelines = [], layouts = {t = {lanes = array<i64: 2, 16>}, u = {lanes = array<i64: 4, 8>}}>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%n, %c0, %c0] window [1, 4, 64] keep [1, 2] {tile.id = "t"} : !tile.view<[N, 4, 64], f32> -> !tile.tile<4x64xf32>
+  %u = tile.add %t, %t {tile.id = "u"} : !tile.tile<4x64xf32>
+  tile.store %u, %x[%n, %c0, %c0] window [1, 4, 64] keep [1, 2] : !tile.tile<4x64xf32>, !tile.view<[N, 4, 64], f32>
+  tile.return
+}
