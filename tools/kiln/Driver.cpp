@@ -110,7 +110,14 @@ bool kiln::compileOp(MLIRContext &context, const std::string &tilePath,
   return true;
 }
 
-bool kiln::buildForGpu(Compiled &c, bool assemble, GpuBuild &out, llvm::raw_ostream &errs) {
+void kiln::printIrAfterEveryPass(PassManager &pm) {
+  pm.getContext()->disableMultithreading(); // required by the pass manager's IR printing
+  pm.enableIRPrinting([](Pass *, Operation *) { return false; },
+                      [](Pass *, Operation *) { return true; });
+}
+
+bool kiln::buildForGpu(Compiled &c, bool assemble, GpuBuild &out, llvm::raw_ostream &errs,
+                       bool printIrAfterAll) {
   const TargetDesc &target = *c.schedule.target;
   if (!target.isGpu) {
     errs << c.schedule.diag(c.schedule.targetPos,
@@ -119,6 +126,8 @@ bool kiln::buildForGpu(Compiled &c, bool assemble, GpuBuild &out, llvm::raw_ostr
     return false;
   }
   PassManager apply(c.module->getContext());
+  if (printIrAfterAll)
+    printIrAfterEveryPass(apply);
   apply.addPass(createTileApplySchedule());
   if (failed(apply.run(*c.module)))
     return false;
@@ -161,6 +170,8 @@ bool kiln::buildForGpu(Compiled &c, bool assemble, GpuBuild &out, llvm::raw_ostr
     ops[0].erase(); // a launch plan for the runtime, not device code
   }
   PassManager pm(c.module->getContext());
+  if (printIrAfterAll)
+    printIrAfterEveryPass(pm);
   buildNvvmPipeline(pm);
   if (failed(pm.run(*c.module)))
     return false;

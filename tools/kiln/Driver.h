@@ -9,6 +9,7 @@
 #include "ops/Harness.h"
 
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
 
 namespace kiln {
 
@@ -40,8 +41,13 @@ struct GpuBuild {
 };
 
 /// Lowers a compiled op through the NVVM pipeline to PTX; with `assemble`,
-/// also runs ptxas. Errors go to `errs`.
-bool buildForGpu(Compiled &compiled, bool assemble, GpuBuild &out, llvm::raw_ostream &errs);
+/// also runs ptxas. Errors go to `errs`. With `printIrAfterAll`, the IR after
+/// every pass goes to stderr.
+bool buildForGpu(Compiled &compiled, bool assemble, GpuBuild &out, llvm::raw_ostream &errs,
+                 bool printIrAfterAll = false);
+
+/// Makes `pm` print the IR to stderr after every pass (`--print-ir-after-all`).
+void printIrAfterEveryPass(mlir::PassManager &pm);
 
 /// Compiles for the CPU, runs the op's harness, fills `checks`.
 bool runOnCpu(const std::string &tilePath, const std::string &schedulePath,

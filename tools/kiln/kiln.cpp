@@ -219,17 +219,14 @@ int compileCommand(const Args &a) {
   std::string text;
   llvm::raw_string_ostream os(text);
   PassManager pm(ctx.get());
-  if (a.printAfterAll) {
-    ctx->disableMultithreading(); // required by the pass manager's IR printing
-    pm.enableIRPrinting([](Pass *, Operation *) { return false; },
-                        [](Pass *, Operation *) { return true; });
-  }
+  if (a.printAfterAll)
+    printIrAfterEveryPass(pm);
   bool gpu = c.schedule.target->isGpu;
   if (a.emit == "ptx" || a.emit == "cubin") {
     if (a.emit == "cubin" && a.output.empty())
       return usageError("--emit cubin writes a binary: name it with -o FILE", -1);
     GpuBuild build;
-    if (!buildForGpu(c, a.emit == "cubin", build, llvm::errs()))
+    if (!buildForGpu(c, a.emit == "cubin", build, llvm::errs(), a.printAfterAll))
       return 1;
     if (a.emit == "cubin") {
       // One line per kernel: an op's kernels each get theirs.
