@@ -267,13 +267,10 @@ LogicalResult LayoutSolver::applyScheduleLayouts() {
       diag.attachNote(op->getLoc()) << "the tile is made here";
       return diag;
     }
-    if (!set(v, layout)) {
-      InFlightDiagnostic diag = emitError(at)
-                                << "'" << id << "' and '" << namedBy[leader(v)]
-                                << "' are one tile to the layouts (elementwise ops join them), "
-                                   "but the schedule gives them different layouts";
-      return diag;
-    }
+    if (!set(v, layout))
+      return emitError(at) << "'" << id << "' and '" << namedBy[leader(v)]
+                           << "' are one tile to the layouts (elementwise ops join them), "
+                              "but the schedule gives them different layouts";
     namedBy[leader(v)] = id;
   }
   return success();

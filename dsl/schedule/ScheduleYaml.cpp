@@ -448,7 +448,8 @@ void parseLayouts(const YAML::Node &layouts, Schedule &s) {
         throw Reject{req.op.pos, "'" + req.op.name + "' has two layouts"};
     std::string of = "the layout of '" + req.op.name + "'";
     onlyKeys(it->second, {"size", "lanes", "warps"}, of);
-    // Each list: one power of two per tile dim, their product at most `most`.
+    // Each list: one power of two per tile dim, their product at most `most`;
+    // after lanes, as many entries as lanes has.
     auto list = [&](const char *key, int64_t most, const std::string &bound) {
       std::vector<int64_t> out;
       YAML::Node n = it->second[key];
@@ -457,6 +458,10 @@ void parseLayouts(const YAML::Node &layouts, Schedule &s) {
       if (!n.IsSequence() || n.size() < 1 || n.size() > 2)
         throw Reject{posOf(n), std::string(key) + " of '" + req.op.name +
                                    "' must list one count per tile dim, like [4, 8]"};
+      if (!req.lanes.empty() && n.size() != req.lanes.size())
+        throw Reject{posOf(n), std::string(key) + " of '" + req.op.name + "' has " +
+                                   std::to_string(n.size()) + " entries but its lanes have " +
+                                   std::to_string(req.lanes.size())};
       int64_t product = 1;
       for (const YAML::Node &x : n) {
         int64_t v = integer(x, std::string(key) + " entry", 1, most);
@@ -475,14 +480,6 @@ void parseLayouts(const YAML::Node &layouts, Schedule &s) {
     req.lanes = list("lanes", 32, "lanes; a warp has 32");
     req.size = list("size", 1 << 10, "elements; a thread holds at most 1024 of a tile");
     req.warps = list("warps", s.warps, "warps; the CTA has " + std::to_string(s.warps));
-    for (const char *key : {"size", "warps"}) {
-      const std::vector<int64_t> &v = std::string(key) == "size" ? req.size : req.warps;
-      if (!v.empty() && v.size() != req.lanes.size())
-        throw Reject{posOf(it->second[key]), std::string(key) + " of '" + req.op.name + "' has " +
-                                                 std::to_string(v.size()) +
-                                                 " entries but its lanes have " +
-                                                 std::to_string(req.lanes.size())};
-    }
     s.layouts.push_back(req);
   }
 }
