@@ -45,6 +45,25 @@ def chunk_flops(T, HV):
     return per_chunk * (T / C) * HV
 
 
+def fla_kernel_times(fn, calls=20):
+    """Mean GPU time per call of each kernel `fn` launches (torch profiler,
+    after a warm-up call), in launch order, in ms."""
+    fn()
+    torch.cuda.synchronize()
+    acts = [torch.profiler.ProfilerActivity.CUDA]
+    with torch.profiler.profile(activities=acts) as prof:
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+    times = {}
+    for ev in prof.events():
+        if ev.device_type == torch.autograd.DeviceType.CUDA:
+            us = getattr(ev, "device_time", None)
+            us = ev.cuda_time if us is None else us
+            times[ev.name[:60]] = times.get(ev.name[:60], 0.0) + us / 1e3 / calls
+    return times
+
+
 def make_inputs(lens, H, HV, seed):
     g = torch.Generator(device="cuda").manual_seed(seed)
     T = sum(lens)
@@ -76,6 +95,8 @@ def main():
     ap.add_argument("--json", default=None)
     ap.add_argument("--per-kernel", action="store_true",
                     help="also time each kernel of an op alone (graph replay, median)")
+    ap.add_argument("--fla-kernels", action="store_true",
+                    help="also list the time of each of FLA's kernels (torch profiler)")
     ap.add_argument("--shapes", default=None,
                     help="only these shapes, e.g. 1x8192/16,varlen57/16 (name/H)")
     args = ap.parse_args()
@@ -106,6 +127,10 @@ def main():
         o_ref, s_ref = fla()
         torch.cuda.synchronize()
         row["fla_graph_ms"] = triton.testing.do_bench_cudagraph(fla, rep=200, return_mode="median")
+        if args.fla_kernels:
+            row["fla_kernels_ms"] = fla_kernel_times(fla)
+            print(f"# FLA kernels at {name} {H}/{HV}: " + ", ".join(
+                f"{n} {ms:.3f}" for n, ms in row["fla_kernels_ms"].items()), flush=True)
         line = (f"{name:9s} H/HV {H:2d}/{HV:2d} | FLA {row['fla_graph_ms']:7.3f} ms "
                 f"{flops / row['fla_graph_ms'] / 1e9:6.1f} TFLOP/s")
         for kern in kernels:

@@ -8,6 +8,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <map>
 #include <set>
 
 using namespace kiln;
@@ -54,6 +55,31 @@ void onlyKeys(const YAML::Node &map, const std::set<std::string> &allowed,
       throw Reject{posOf(it->first),
                    "unknown key '" + key + "' in " + where + " (expected one of: " + list + ")"};
     }
+  }
+}
+
+/// yaml-cpp keeps every entry of a mapping but looks keys up by the first:
+/// a key written twice would drop the second without a word.
+void rejectRepeatedKeys(const YAML::Node &n) {
+  if (n.IsSequence()) {
+    for (const YAML::Node &item : n)
+      rejectRepeatedKeys(item);
+    return;
+  }
+  if (!n.IsMap())
+    return;
+  std::map<std::string, SrcPos> seen;
+  for (auto it = n.begin(); it != n.end(); ++it) {
+    const YAML::Node &key = it->first;
+    std::string name = key.IsScalar() ? key.Scalar() : "";
+    if (!name.empty()) {
+      auto [first, fresh] = seen.emplace(name, posOf(key));
+      if (!fresh)
+        throw Reject{posOf(key), "key '" + name +
+                                     "' is written twice in this mapping (first at line " +
+                                     std::to_string(first->second.line) + ")"};
+    }
+    rejectRepeatedKeys(it->second);
   }
 }
 
@@ -499,6 +525,7 @@ bool kiln::loadSchedule(const std::string &path, Schedule &out, llvm::raw_ostrea
       errs << out.diag({1, 1}, "the schedule is empty");
       return false;
     }
+    rejectRepeatedKeys(root);
     parse(root, out);
     return true;
   } catch (const Reject &r) {
