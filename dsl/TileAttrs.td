@@ -96,18 +96,36 @@ def Tile_LayoutAttr : AttrDef<Tile_Dialect, "Layout"> {
     A 1-D tile reduced out of a 2-D one, or broadcast into one, keeps the 2-D
     parent, so no data moves between the two.
 
+    `lanes_first` (optional, 0 or 1 per parent dim) reorders a dim's levels:
+    where it is 1, the lanes come first and a thread's `size` elements along
+    the dim lie `lanes` apart instead of next to each other. The accumulator
+    fragment of a wgmma is such a layout: a warp's 16 rows are 8 lanes, then
+    2 registers 8 rows apart, then the warps (below, one warpgroup holding a
+    [64, 64] result, each thread rows r and r + 8 of columns 2c, 2c + 1,
+    8 + 2c, ...).
+
     ```mlir
     // [32, 128] f32 over 4 warps: 16-byte vectors, a warp per row.
     #tile.layout<size = [1, 4], lanes = [1, 32], warps = [4, 1], dims = [0, 1]>
     // The row vector kn[128] that is broadcast along dim 0 of that tile.
     #tile.layout<size = [1, 4], lanes = [1, 32], warps = [4, 1], dims = [1]>
+    // The wgmma accumulator of a [64, 64] product on one warpgroup.
+    #tile.layout<size = [2, 2], lanes = [8, 4], warps = [4, 1], dims = [0, 1],
+                 lanes_first = [1, 0]>
     ```
   }];
   let parameters = (ins ArrayRefParameter<"int64_t">:$size, ArrayRefParameter<"int64_t">:$lanes,
-                        ArrayRefParameter<"int64_t">:$warps, ArrayRefParameter<"int64_t">:$dims);
+                        ArrayRefParameter<"int64_t">:$warps, ArrayRefParameter<"int64_t">:$dims,
+                        OptionalArrayRefParameter<"int64_t">:$lanesFirst);
+  let builders = [
+    AttrBuilder<(ins "::llvm::ArrayRef<int64_t>":$size, "::llvm::ArrayRef<int64_t>":$lanes,
+                     "::llvm::ArrayRef<int64_t>":$warps, "::llvm::ArrayRef<int64_t>":$dims), [{
+      return $_get($_ctxt, size, lanes, warps, dims, ::llvm::ArrayRef<int64_t>());
+    }]>
+  ];
   let assemblyFormat = [{
     `<` `size` `=` `[` $size `]` `,` `lanes` `=` `[` $lanes `]` `,` `warps` `=` `[` $warps `]`
-    `,` `dims` `=` `[` $dims `]` `>`
+    `,` `dims` `=` `[` $dims `]` (`,` `lanes_first` `=` `[` $lanesFirst^ `]`)? `>`
   }];
   let genVerifyDecl = 1;
 }

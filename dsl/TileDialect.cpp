@@ -28,11 +28,14 @@ void TileDialect::initialize() {
 
 LogicalResult LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  ArrayRef<int64_t> size, ArrayRef<int64_t> lanes,
-                                 ArrayRef<int64_t> warps, ArrayRef<int64_t> dims) {
+                                 ArrayRef<int64_t> warps, ArrayRef<int64_t> dims,
+                                 ArrayRef<int64_t> lanesFirst) {
   size_t rank = size.size();
   if (rank < 1 || rank > 2 || lanes.size() != rank || warps.size() != rank)
     return emitError() << "layout needs size, lanes and warps of one rank, 1 or 2";
-  auto positive = [](ArrayRef<int64_t> xs) { return llvm::all_of(xs, [](int64_t x) { return x > 0; }); };
+  auto positive = [](ArrayRef<int64_t> xs) {
+    return llvm::all_of(xs, [](int64_t x) { return x > 0; });
+  };
   if (!positive(size) || !positive(lanes) || !positive(warps))
     return emitError() << "layout sizes, lanes and warps must be positive";
   int64_t laneCount = 1;
@@ -48,5 +51,10 @@ LogicalResult LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     if (llvm::is_contained(dims.take_front(i), d))
       return emitError() << "layout names parent dim " << d << " twice";
   }
+  if (!lanesFirst.empty() && lanesFirst.size() != rank)
+    return emitError() << "layout lanes_first needs one entry per parent dim (" << rank << "), got "
+                       << lanesFirst.size();
+  if (llvm::any_of(lanesFirst, [](int64_t x) { return x != 0 && x != 1; }))
+    return emitError() << "layout lanes_first entries must be 0 or 1";
   return success();
 }

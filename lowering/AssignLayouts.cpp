@@ -13,6 +13,7 @@
 #include "dsl/TileDialect.h"
 #include "lowering/KernelPlan.h"
 #include "lowering/Layout.h"
+#include "lowering/MmaTiling.h"
 #include "lowering/Passes.h"
 
 #include "llvm/ADT/EquivalenceClasses.h"
@@ -45,11 +46,13 @@ struct Relation {
 
 class LayoutSolver {
 public:
-  LayoutSolver(KernelOp kernel, int64_t warps) : kernel(kernel), warps(warps) {}
+  LayoutSolver(KernelOp kernel, const KernelPlan &plan)
+      : kernel(kernel), plan(plan), warps(plan.layoutWarps) {}
   LogicalResult run();
 
 private:
   KernelOp kernel;
+  const KernelPlan &plan;
   int64_t warps;
   llvm::EquivalenceClasses<Value> classes;
   SmallVector<Value> values;
@@ -69,6 +72,9 @@ private:
   unsigned classBytes(Value v);
   /// Gives the tiles the schedule's `layouts:` name their layouts.
   LogicalResult applyScheduleLayouts();
+  /// Gives a wgmma product's result, where nothing chose another layout,
+  /// the layout its accumulators have: it then never leaves them.
+  void applyFragmentLayouts();
 
 public:
   /// Where the last run() failed on a conflict: the op and the tile to convert.
@@ -186,7 +192,7 @@ LayoutAttr LayoutSolver::derive(const Relation &r, bool forward, LayoutAttr know
       }
   }
   return LayoutAttr::get(known.getContext(), known.getSize(), known.getLanes(), known.getWarps(),
-                         out);
+                         out, known.getLanesFirst());
 }
 
 static bool fits(Value v, LayoutAttr layout) {
@@ -276,12 +282,35 @@ LogicalResult LayoutSolver::applyScheduleLayouts() {
   return success();
 }
 
+void LayoutSolver::applyFragmentLayouts() {
+  // Products another role issues come back through shared memory, and
+  // paired products share one accumulator: those keep any layout.
+  std::optional<MmaTiling::Kind> kind = MmaTiling::kindOf(kernel.getScheduleAttr().getMma());
+  if (kind != MmaTiling::Kind::Wgmma ||
+      llvm::any_of(plan.roles, [](const RolePlan &r) { return r.issuesMma; }))
+    return;
+  auto all = [](Operation *) { return true; };
+  kernel.walk([&](DotOp dot) {
+    const ResidentPlan *res = plan.residentTouchedBy(dot);
+    if ((res && res->update == dot) || pairContaining(*kind, dot, warps, all))
+      return;
+    std::string why;
+    FailureOr<MmaTiling> t = MmaTiling::get(*kind, dot, warps, why);
+    if (failed(t))
+      return; // the lowering reports it
+    if (LayoutAttr fragment = t->fragmentLayout(kernel.getContext()))
+      set(dot.getResult(), fragment);
+  });
+}
+
 LogicalResult LayoutSolver::run() {
   for (Operation &op : kernel.getBody().front())
     collect(&op);
-  // The schedule's layouts first: the tiles related to them follow.
+  // The schedule's layouts first: the tiles related to them follow; then
+  // the products' accumulators.
   if (failed(applyScheduleLayouts()))
     return failure();
+  applyFragmentLayouts();
   auto numel = [](Value v) {
     int64_t n = 1;
     for (int64_t e : cast<TileType>(v.getType()).getShape())
@@ -367,7 +396,7 @@ struct TileAssignLayouts : kiln::impl::TileAssignLayoutsBase<TileAssignLayouts> 
         return signalPassFailure();
       // Each conflict adds one conversion; a kernel has finitely many relations.
       for (int attempt = 0;; ++attempt) {
-        LayoutSolver solver(kernel, plan->layoutWarps);
+        LayoutSolver solver(kernel, *plan);
         if (succeeded(solver.run()))
           break;
         if (!solver.conflictOp)

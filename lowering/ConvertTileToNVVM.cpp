@@ -319,7 +319,10 @@ private:
   /// turns, and writes the results to the f32 rows at t.dOffset; or, given
   /// `fragment` (a resident's registers), accumulates onto it and writes
   /// nothing.
-  void issueWgmma(const MmaTiling &t, OperandAt a, OperandAt b, Regs *fragment = nullptr);
+  /// With `results` (a product whose result tile has t.fragmentLayout()),
+  /// leaves each accumulator in the result's registers instead.
+  void issueWgmma(const MmaTiling &t, OperandAt a, OperandAt b, Regs *fragment = nullptr,
+                  Regs *results = nullptr);
   /// Visits the accumulator pairs of item (mTile, nPart) of a wgmma product
   /// planned as `t` that this thread holds: `visit(reg, row, col)` gets the
   /// first of the pair's two registers in the item's fragment, its result
@@ -497,7 +500,7 @@ Value GpuKernelLowering::threadBase(const TileLayout &l, unsigned d) {
   if (l.isUnit(d))
     return cIndex(0);
   unsigned p = l.dims[d];
-  return add(mul(laneCoord(l, p), cIndex(l.size[p])),
+  return add(mul(laneCoord(l, p), cIndex(l.laneStep(p))),
              mul(warpCoord(l, p), cIndex(l.size[p] * l.lanes[p])));
 }
 
@@ -701,7 +704,7 @@ GpuKernelLowering::StagedOperand GpuKernelLowering::stagedOperand(Value operand,
   o.l = layoutOf(o.tile);
   unsigned last = o.l.shape.size() - 1;
   if (o.kLast && !o.l.isUnit(last))
-    o.vec = std::gcd(o.l.size[o.l.dims[last]], t.perCore());
+    o.vec = std::gcd(o.l.contiguous(last), t.perCore());
   return o;
 }
 
@@ -795,7 +798,7 @@ bool GpuKernelLowering::stageByPieces(const StagedOperand &o, bool isLhs, const 
       enterIf(owner);
     int64_t vec = 1;
     if (!l.isUnit(1)) {
-      vec = std::min<int64_t>(l.size[l.dims[1]], perVector);
+      vec = std::min<int64_t>(l.contiguous(1), perVector);
       while (vec > 1 && R % vec)
         vec /= 2;
     }
@@ -929,11 +932,17 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
   // The tensor cores read shared memory through the async proxy: order the
   // generic-proxy stores before them, then wait for every thread's stores.
   fenceAsyncProxy();
+  // A result laid out as the accumulators lie stays in them.
+  std::optional<Regs> inFragment;
+  if (!onto && !pair && kind == MmaTiling::Kind::Wgmma && plan.roles[role].issuer < 0)
+    if (LayoutAttr fragment = t.fragmentLayout(b.getContext()))
+      if (layoutOf(op.getResult()).attr(b.getContext()) == fragment)
+        inFragment.emplace(layoutOf(op.getResult()).numRegs());
   if (plan.roles[role].issuer >= 0) {
     handOffProduct(t, /*readBack=*/!onto);
   } else if (kind == MmaTiling::Kind::Wgmma) {
     syncRole();
-    issueWgmma(t, a, bAt, onto ? &fragments[onto] : nullptr);
+    issueWgmma(t, a, bAt, onto ? &fragments[onto] : nullptr, inFragment ? &*inFragment : nullptr);
   } else {
     issueTcgen05(t, a, bAt, onto, ringStagesOf(p));
   }
@@ -945,6 +954,13 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
       NVVM::MBarrierArriveOp::create(b, loc(), Type(), emptyBarrier(*r->ring, r->stage), Value());
   if (onto)
     return success();
+  if (inFragment) {
+    if (Value acc = op.getAcc())
+      for (auto [r, x] : llvm::enumerate(*inFragment))
+        x = arith::AddFOp::create(b, loc(), x, regs[acc][r]);
+    regs[op.getResult()] = std::move(*inFragment);
+    return success();
+  }
   Value dBase = stagingBase(t.dOffset);
   // Each result reads its rows (its columns, for a pair sharing A) back.
   Type f32 = b.getF32Type();
@@ -1012,7 +1028,8 @@ void GpuKernelLowering::forEachResidentPair(
   }
 }
 
-void GpuKernelLowering::issueWgmma(const MmaTiling &t, OperandAt a, OperandAt bAt, Regs *fragment) {
+void GpuKernelLowering::issueWgmma(const MmaTiling &t, OperandAt a, OperandAt bAt, Regs *fragment,
+                                   Regs *results) {
   bool aSwizzled = a.swizzled, bSwizzled = bAt.swizzled;
   using Operands = MmaTiling::Operands;
   Type f32 = b.getF32Type();
@@ -1058,6 +1075,13 @@ void GpuKernelLowering::issueWgmma(const MmaTiling &t, OperandAt a, OperandAt bA
     if (fragment) {
       for (int64_t j = 0; j < t.nChunk / 2; ++j)
         (*fragment)[first + j] = LLVM::ExtractValueOp::create(b, loc(), acc, j);
+      continue;
+    }
+    if (results) {
+      // fragmentLayout() gives every warpgroup a turn in every round: no
+      // branch holds these values.
+      for (int64_t j = 0; j < t.nChunk / 2; ++j)
+        (*results)[t.fragmentRegister(round, j)] = LLVM::ExtractValueOp::create(b, loc(), acc, j);
       continue;
     }
     forEachFragmentPair(t, mTile, nPart, [&](int64_t reg, Value row, Value col) {
@@ -1570,7 +1594,7 @@ LogicalResult GpuKernelLowering::lowerAccess(const ViewInfo &vi, ArrayRef<Value>
       !(masked && (bounds.limitBinds(keep[last]) || bounds.floorBinds(keep[last])))) {
     int64_t innermost = vi.type.getShape().back();
     dynamicInner = ShapedType::isDynamic(innermost);
-    vec = std::min<int64_t>(l.size[l.dims[last]], 16 / elemBytes);
+    vec = std::min<int64_t>(l.contiguous(last), 16 / elemBytes);
     while (vec > 1 &&
            ((!dynamicInner && innermost % vec != 0) || !knownMultipleOf(starts[keep[last]], vec)))
       vec /= 2;

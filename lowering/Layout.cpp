@@ -12,12 +12,19 @@ TileLayout TileLayout::get(tile::LayoutAttr attr, ArrayRef<int64_t> shape) {
   l.lanes.assign(attr.getLanes().begin(), attr.getLanes().end());
   l.warps.assign(attr.getWarps().begin(), attr.getWarps().end());
   l.dims.assign(attr.getDims().begin(), attr.getDims().end());
+  l.lanesFirst.assign(attr.getLanesFirst().begin(), attr.getLanesFirst().end());
   l.shape.assign(shape.begin(), shape.end());
   return l;
 }
 
 tile::LayoutAttr TileLayout::attr(MLIRContext *ctx) const {
-  return tile::LayoutAttr::get(ctx, size, lanes, warps, dims);
+  return tile::LayoutAttr::get(ctx, size, lanes, warps, dims, lanesFirst);
+}
+
+int64_t TileLayout::contiguous(unsigned d) const {
+  if (isUnit(d) || lanesFirstAlong(dims[d]))
+    return 1;
+  return size[dims[d]];
 }
 
 int64_t TileLayout::regsAlong(unsigned d) const {
@@ -54,7 +61,16 @@ int64_t TileLayout::constOffset(unsigned d, int64_t i) const {
   if (isUnit(d))
     return 0;
   unsigned p = dims[d];
-  return (i / size[p]) * span(p) + i % size[p];
+  int64_t inner = i % size[p] * (lanesFirstAlong(p) ? lanes[p] : 1);
+  return (i / size[p]) * span(p) + inner;
+}
+
+int64_t TileLayout::coordinate(unsigned d, int64_t i, int64_t lane, int64_t warp) const {
+  if (isUnit(d))
+    return 0;
+  unsigned p = dims[d];
+  int64_t laneCoord = lane / laneStride(p) % lanes[p], warpCoord = warp / warpStride(p) % warps[p];
+  return laneCoord * laneStep(p) + warpCoord * size[p] * lanes[p] + constOffset(d, i);
 }
 
 int64_t TileLayout::laneStride(unsigned p) const {

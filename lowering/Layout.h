@@ -18,6 +18,7 @@ namespace kiln {
 /// A #tile.layout applied to one tile shape.
 struct TileLayout {
   llvm::SmallVector<int64_t, 2> size, lanes, warps; // per parent dim
+  llvm::SmallVector<int64_t, 2> lanesFirst;         // per parent dim, or empty
   llvm::SmallVector<int64_t, 2> dims;               // parent dim of each tile dim
   llvm::SmallVector<int64_t, 2> shape;              // the tile's shape
 
@@ -27,6 +28,11 @@ struct TileLayout {
   unsigned parentRank() const { return size.size(); }
   /// Elements one CTA covers along parent dim p before repeating.
   int64_t span(unsigned p) const { return size[p] * lanes[p] * warps[p]; }
+  /// Whether parent dim p puts its lanes before a thread's `size` elements.
+  bool lanesFirstAlong(unsigned p) const { return !lanesFirst.empty() && lanesFirst[p]; }
+  /// Elements a thread holds next to each other along tile dim d (1 where
+  /// the extent is 1): the longest vector one access of its registers moves.
+  int64_t contiguous(unsigned d) const;
   /// Registers per thread along tile dim d (1 where the extent is 1).
   int64_t regsAlong(unsigned d) const;
   int64_t numRegs() const;
@@ -34,8 +40,15 @@ struct TileLayout {
   llvm::SmallVector<int64_t, 2> regIndex(int64_t r) const;
   int64_t regNumber(llvm::ArrayRef<int64_t> index) const;
   /// The constant part of register index `i`'s element coordinate along tile
-  /// dim d; the thread's part is laneCoord * size + warpCoord * size * lanes.
+  /// dim d; the thread's part is laneCoord * size + warpCoord * size * lanes
+  /// (laneCoord + warpCoord * size * lanes where the lanes come first).
   int64_t constOffset(unsigned d, int64_t i) const;
+  /// How far apart the first elements of neighbouring lanes along parent
+  /// dim p lie: a thread's run of `size`, or 1 where the lanes come first.
+  int64_t laneStep(unsigned p) const { return lanesFirstAlong(p) ? 1 : size[p]; }
+  /// The coordinate along tile dim d of register index `i` of the thread at
+  /// (lane, warp): what the lowering computes at run time, for host checks.
+  int64_t coordinate(unsigned d, int64_t i, int64_t lane, int64_t warp) const;
   /// Lane (warp) id stride of parent dim p in the row-major split.
   int64_t laneStride(unsigned p) const;
   int64_t warpStride(unsigned p) const;

@@ -177,3 +177,10 @@ FailureOr<MmaTiling> MmaTiling::get(Kind kind, int64_t M, int64_t N, int64_t K, 
   t.bytes = t.dOffset + t.M * t.dStride * 4;
   return t;
 }
+
+tile::LayoutAttr MmaTiling::fragmentLayout(MLIRContext *ctx) const {
+  if (kind != Kind::Wgmma || nParts != 1 || M != mTiles * 64 || mTiles % warpgroups || N % 8 ||
+      nChunk != N)
+    return {};
+  return tile::LayoutAttr::get(ctx, {2, 2}, {8, 4}, {4 * warpgroups, 1}, {0, 1}, {1, 0});
+}

@@ -16,8 +16,8 @@
 // under tcgen05 (instrM 64 or 128) one thread issues every item into its own
 // tensor-memory columns and the warps read them back with tcgen05.ld. Either
 // way the result goes through a padded row-major f32 area so it can take
-// any register layout. The plan (sizes, offsets, strides) lives here so
-// that the shared-memory budget in KernelPlan and the instructions in
+// any register layout, unless (wgmma) its layout is the fragment's own. The plan (sizes, offsets,
+// strides) lives here so that the shared-memory budget in KernelPlan and the instructions in
 // convert-tile-to-nvvm agree.
 //
 //===----------------------------------------------------------------------===//
@@ -134,6 +134,20 @@ struct MmaTiling {
   int64_t instructionDescriptor() const {
     int64_t format = operands == Operands::F16 ? 0 : operands == Operands::BF16 ? 1 : 2;
     return 1 << 4 | format << 7 | format << 10 | (nChunk >> 3) << 17 | (instrM >> 4) << 24;
+  }
+
+  /// The accumulator fragments of a wgmma product as a tile layout, where
+  /// they are one: the warpgroups take whole 64-row tiles of the result in
+  /// turn, as many each, with no column parts and no padding rows or
+  /// columns. Row r of a tile is lane r % 8 of warp r / 16 (within its
+  /// warpgroup), register (r / 8) % 2; column c is lane (c / 2) % 4,
+  /// register c % 2, then the next 8 columns. Null otherwise.
+  tile::LayoutAttr fragmentLayout(mlir::MLIRContext *ctx) const;
+  /// The register of fragmentLayout() holding accumulator `reg` of the
+  /// item a warpgroup runs in round `round`.
+  int64_t fragmentRegister(int64_t round, int64_t reg) const {
+    int64_t i = reg / 4, h = reg / 2 % 2, c = reg % 2;
+    return (2 * round + h) * (N / 4) + 2 * i + c;
   }
 
   /// Plans `dot` for `warps` warps; on failure `why` says what does not fit.

@@ -199,7 +199,13 @@ def TileAssignLayouts : Pass<"tile-assign-layouts", "::mlir::ModuleOp"> {
     they come from, so reductions and broadcasts move no data between
     layouts. Tiles the schedule's `layouts:` names (by op id) take the lanes,
     and where given the vector size and warps, it chose first; a layout that
-    cannot cover its tile is an error at the schedule's line. The largest
+    cannot cover its tile is an error at the schedule's line. Next, under
+    `mma: wgmma`, a product whose warpgroups each hold whole 64-row tiles of
+    its result (no column parts, no padding, no issuing role, not paired,
+    not accumulating onto a resident) gives its result the layout of its
+    accumulator fragments (`lanes_first = [1, 0]`: a warp's 16 rows are 8
+    lanes, then 2 registers 8 rows apart), so the result never leaves the
+    registers the tensor cores wrote. The largest
     tile nothing constrains then takes the default layout:
     16-byte vectors along the last dim, the lanes of a warp next, then warps
     down the leading dim. `dot`, `transpose` and `cumsum` move their data
@@ -286,7 +292,10 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
     barrier hand them to the tensor cores, each warpgroup issues
     `nvvm.wgmma.mma_async` on shared-memory descriptors for its 64-row items
     (f32 operands as tf32, bf16 / f16 as such) and writes its accumulator
-    fragment to a padded f32 area the result's layout reads back. An operand
+    fragment to a padded f32 area the result's layout reads back; a result
+    whose layout is the fragment's own (`lanes_first`, see
+    tile-assign-layouts) keeps the accumulators as its registers instead,
+    with no area, no read-back and one barrier fewer. An operand
     that a TMA ring brings and nothing else reads (KernelPlan decides) is not
     staged: its copies land in the swizzled K-major layout (one 128-byte
     swizzled box per K block), the descriptors point into the ring's stage,

@@ -1,4 +1,5 @@
 //===- mma_tiling_unit.cpp - how dots split into tensor-core products ----===//
+#include "lowering/Layout.h"
 #include "lowering/MmaTiling.h"
 
 #include "mlir/IR/Builders.h"
@@ -136,4 +137,52 @@ TEST_CASE("tcgen05 tiling: 128-row products, tensor-memory columns, descriptors"
                "reaches a quarter of the lanes), but the role has 2 warps");
   CHECK(failed(MmaTiling::get(Kind::Tcgen05, 64, 64, 12, f32, f32, 4, why)));
   CHECK(why == "has an inner dim of 12; tcgen05 on tf32 operands needs a multiple of 8");
+}
+
+TEST_CASE("wgmma fragments as tile layouts: every accumulator where the layout puts it",
+          "[wgmma]") {
+  Types t;
+  t.ctx.getOrLoadDialect<tile::TileDialect>();
+  std::string why;
+  mlir::Type bf16 = t.b.getBF16Type(), f32 = t.b.getF32Type();
+  struct Case {
+    int64_t M, N, warps;
+  };
+  // One warpgroup, one or two rounds; two warpgroups a tile each or two.
+  for (Case c : {Case{64, 64, 4}, Case{128, 32, 4}, Case{128, 256, 8}, Case{256, 16, 8}}) {
+    INFO("M " << c.M << " N " << c.N << " warps " << c.warps);
+    auto tiling = MmaTiling::get(MmaTiling::Kind::Wgmma, c.M, c.N, 64, bf16, bf16, c.warps, why);
+    REQUIRE(succeeded(tiling));
+    tile::LayoutAttr attr = tiling->fragmentLayout(&t.ctx);
+    REQUIRE(attr);
+    TileLayout l = TileLayout::get(attr, {c.M, c.N});
+    REQUIRE(!l.mismatch());
+    REQUIRE(l.numRegs() == tiling->rounds() * tiling->nChunk / 2);
+    // Every element once, each where the PTX ISA's accumulator fragment
+    // puts it: row 16 * warp + lane / 4 + 8 h, column 8 i + 2 (lane % 4) + c.
+    std::set<std::pair<int64_t, int64_t>> seen;
+    for (int64_t warp = 0; warp < c.warps; ++warp)
+      for (int64_t lane = 0; lane < 32; ++lane)
+        for (int64_t round = 0; round < tiling->rounds(); ++round)
+          for (int64_t reg = 0; reg < tiling->nChunk / 2; ++reg) {
+            int64_t item = warp / 4 + round * tiling->warpgroups;
+            int64_t row = 64 * item + 16 * (warp % 4) + lane / 4 + 8 * (reg / 2 % 2);
+            int64_t col = 8 * (reg / 4) + 2 * (lane % 4) + reg % 2;
+            llvm::SmallVector<int64_t, 2> ri = l.regIndex(tiling->fragmentRegister(round, reg));
+            CHECK(l.coordinate(0, ri[0], lane, warp) == row);
+            CHECK(l.coordinate(1, ri[1], lane, warp) == col);
+            seen.insert({row, col});
+          }
+    CHECK((int64_t)seen.size() == c.M * c.N);
+    // Contiguous runs are the pairs of columns; rows are lanes first.
+    CHECK(l.contiguous(0) == 1);
+    CHECK(l.contiguous(1) == 2);
+  }
+  // Column parts, padding rows or idle warpgroups have no such layout.
+  for (Case c : {Case{64, 64, 8}, Case{32, 32, 4}, Case{64, 12, 4}, Case{64, 512, 4}}) {
+    INFO("M " << c.M << " N " << c.N << " warps " << c.warps);
+    auto tiling = MmaTiling::get(MmaTiling::Kind::Wgmma, c.M, c.N, 64, f32, f32, c.warps, why);
+    REQUIRE(succeeded(tiling));
+    CHECK(!tiling->fragmentLayout(&t.ctx));
+  }
 }

@@ -210,3 +210,23 @@ tile.op @launch_count(%N: index) attributes {dim_names = ["N"]} {
   tile.launch @k2(%N) : index
   tile.end
 }
+
+// -----
+
+tile.kernel @lanes_first(%N: index, %x: !tile.view<[N, 64], f32> {tile.access = "in"}) attributes {dim_names = ["N"]} {
+  %i = tile.program_ids ["i"] (%N) : index
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{layout lanes_first needs one entry per parent dim (2), got 1}}
+  %t = tile.load %x[%i, %c0] window [1, 64] keep [1] {tile.layout = #tile.layout<size = [1, 2], lanes = [1, 32], warps = [1, 1], dims = [1], lanes_first = [1]>} : !tile.view<[N, 64], f32> -> !tile.tile<64xf32>
+  tile.return
+}
+
+// -----
+
+tile.kernel @lanes_first_bits(%N: index, %x: !tile.view<[N, 64], f32> {tile.access = "in"}) attributes {dim_names = ["N"]} {
+  %i = tile.program_ids ["i"] (%N) : index
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{layout lanes_first entries must be 0 or 1}}
+  %t = tile.load %x[%i, %c0] window [1, 64] keep [1] {tile.layout = #tile.layout<size = [1, 2], lanes = [1, 32], warps = [1, 1], dims = [1], lanes_first = [0, 2]>} : !tile.view<[N, 64], f32> -> !tile.tile<64xf32>
+  tile.return
+}

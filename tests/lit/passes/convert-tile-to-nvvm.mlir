@@ -443,3 +443,31 @@ tile.kernel @ring_mma_operand(%N: index, %x: !tile.view<[N, 64, 64], f32> {tile.
   tile.store %p, %y[%n, %c0, %c0] window [1, 64, 16] keep [1, 2] {tile.id = "st"} : !tile.tile<64x16xf32>, !tile.view<[N, 64, 16], f32>
   tile.return
 }
+
+// -----
+
+// A result in its accumulators' layout (tile-assign-layouts gives a 64-row
+// product on one warpgroup that layout) stays in the registers the product
+// leaves it in: after the wait, one barrier (the staging area may be
+// written again) and no result area to write and read back; the store
+// writes each thread's column pairs (8 bytes).
+// CHECK-LABEL: llvm.func @wgmma_fragment(
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NOT: !llvm.ptr<3>
+// CHECK: nvvm.barrier0
+// CHECK-NOT: !llvm.ptr<3>
+// CHECK-NOT: nvvm.barrier0
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 8 : i64} : vector<2xf32>, !llvm.ptr<1>
+// CHECK-NOT: nvvm.barrier0
+// CHECK: llvm.return
+tile.kernel @wgmma_fragment(%N: index, %x: !tile.view<[N, 64, 64], bf16> {tile.access = "in"}, %y: !tile.view<[N, 64, 64], f32> {tile.access = "out"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 4, mma = "wgmma",
+      roles = [], pipelines = []>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] : !tile.view<[N, 64, 64], bf16> -> !tile.tile<64x64xbf16>
+  %p = tile.dot %t, %t : !tile.tile<64x64xbf16>, !tile.tile<64x64xbf16> -> !tile.tile<64x64xf32>
+  tile.store %p, %y[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] : !tile.tile<64x64xf32>, !tile.view<[N, 64, 64], f32>
+  tile.return
+}

@@ -67,3 +67,26 @@ tile.kernel @chosen(%N: index, %x: !tile.view<[N, 8, 64], f32> {tile.access = "i
   tile.store %s, %y[%n, %c0] window [1, 8] keep [1] : !tile.tile<8xf32>, !tile.view<[N, 8], f32>
   tile.return
 }
+
+// A wgmma product whose warpgroups hold whole 64-row tiles keeps its result
+// in the accumulators' layout (rows: 8 lanes, then 2 registers 8 rows apart,
+// then warps; columns in pairs): the tiles joined to it (here the bias it
+// adds) follow, and the row sums reduce over the 4 lanes of a row.
+// CHECK-LABEL: tile.kernel @fragment
+// CHECK: tile.dot {{.*}} {tile.layout = #tile.layout<size = [2, 2], lanes = [8, 4], warps = [4, 1], dims = [0, 1], lanes_first = [1, 0]>}
+// CHECK: tile.add {{.*}} {tile.layout = #tile.layout<size = [2, 2], lanes = [8, 4], warps = [4, 1], dims = [0, 1], lanes_first = [1, 0]>}
+// CHECK: tile.reduce sum {{.*}} axis 1 {tile.layout = #tile.layout<size = [2, 2], lanes = [8, 4], warps = [4, 1], dims = [0], lanes_first = [1, 0]>}
+tile.kernel @fragment(%N: index, %x: !tile.view<[N, 64, 64], bf16> {tile.access = "in"},
+                      %y: !tile.view<[N, 64], f32> {tile.access = "out"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 4, mma = "wgmma",
+      roles = [], pipelines = []>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] : !tile.view<[N, 64, 64], bf16> -> !tile.tile<64x64xbf16>
+  %p = tile.dot %t, %t : !tile.tile<64x64xbf16>, !tile.tile<64x64xbf16> -> !tile.tile<64x64xf32>
+  %one = tile.constant 1.0 : f32 : !tile.tile<64x64xf32>
+  %q = tile.add %p, %one : !tile.tile<64x64xf32>
+  %s = tile.reduce sum %q axis 1 : !tile.tile<64x64xf32> -> !tile.tile<64xf32>
+  tile.store %s, %y[%n, %c0] window [1, 64] keep [1] : !tile.tile<64xf32>, !tile.view<[N, 64], f32>
+  tile.return
+}
