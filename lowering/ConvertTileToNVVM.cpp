@@ -935,9 +935,9 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
   // A result laid out as the accumulators lie stays in them.
   std::optional<Regs> inFragment;
   if (!onto && !pair && kind == MmaTiling::Kind::Wgmma && plan.roles[role].issuer < 0)
-    if (LayoutAttr fragment = t.fragmentLayout(b.getContext()))
-      if (layoutOf(op.getResult()).attr(b.getContext()) == fragment)
-        inFragment.emplace(layoutOf(op.getResult()).numRegs());
+    if (LayoutAttr fragment = t.fragmentLayout(b.getContext());
+        fragment && op->getAttr(kLayoutAttr) == fragment)
+      inFragment.emplace(t.rounds() * t.nChunk / 2);
   if (plan.roles[role].issuer >= 0) {
     handOffProduct(t, /*readBack=*/!onto);
   } else if (kind == MmaTiling::Kind::Wgmma) {

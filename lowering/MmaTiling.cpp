@@ -179,8 +179,8 @@ FailureOr<MmaTiling> MmaTiling::get(Kind kind, int64_t M, int64_t N, int64_t K, 
 }
 
 tile::LayoutAttr MmaTiling::fragmentLayout(MLIRContext *ctx) const {
-  if (kind != Kind::Wgmma || nParts != 1 || M != mTiles * 64 || mTiles % warpgroups || N % 8 ||
-      nChunk != N)
+  // nChunk == N: one column part, and N needs no padding to a multiple of 8.
+  if (kind != Kind::Wgmma || nChunk != N || M != mTiles * 64 || mTiles % warpgroups)
     return {};
   return tile::LayoutAttr::get(ctx, {2, 2}, {8, 4}, {4 * warpgroups, 1}, {0, 1}, {1, 0});
 }

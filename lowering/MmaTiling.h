@@ -16,9 +16,9 @@
 // under tcgen05 (instrM 64 or 128) one thread issues every item into its own
 // tensor-memory columns and the warps read them back with tcgen05.ld. Either
 // way the result goes through a padded row-major f32 area so it can take
-// any register layout, unless (wgmma) its layout is the fragment's own. The plan (sizes, offsets,
-// strides) lives here so that the shared-memory budget in KernelPlan and the instructions in
-// convert-tile-to-nvvm agree.
+// any register layout, unless (wgmma) its layout is the fragment's own. The
+// plan (sizes, offsets, strides) lives here so that the shared-memory budget
+// in KernelPlan and the instructions in convert-tile-to-nvvm agree.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_LOWERING_MMATILING_H
@@ -139,9 +139,10 @@ struct MmaTiling {
   /// The accumulator fragments of a wgmma product as a tile layout, where
   /// they are one: the warpgroups take whole 64-row tiles of the result in
   /// turn, as many each, with no column parts and no padding rows or
-  /// columns. Row r of a tile is lane r % 8 of warp r / 16 (within its
-  /// warpgroup), register (r / 8) % 2; column c is lane (c / 2) % 4,
-  /// register c % 2, then the next 8 columns. Null otherwise.
+  /// columns. Row r of a 64-row tile is held by warp r / 16 of its
+  /// warpgroup, in the lanes 4 (r % 8) to 4 (r % 8) + 3, register (r / 8) %
+  /// 2; column c by lane (c / 2) % 4 of those, register c % 2, then the next
+  /// 8 columns. Null otherwise.
   tile::LayoutAttr fragmentLayout(mlir::MLIRContext *ctx) const;
   /// The register of fragmentLayout() holding accumulator `reg` of the
   /// item a warpgroup runs in round `round`.

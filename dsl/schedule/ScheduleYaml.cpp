@@ -248,10 +248,8 @@ void parse(const YAML::Node &root, Schedule &s) {
       k.resident.clear();
       k.residentPos = {};
       k.residentKey.clear();
+      // A kernel named twice is a repeated key (rejectRepeatedKeys).
       k.op = {it->first.Scalar(), posOf(it->first)};
-      for (const Schedule &other : s.sections)
-        if (other.op.name == k.op.name)
-          throw Reject{k.op.pos, "kernel '" + k.op.name + "' has two sections"};
       onlyKeys(it->second,
                {"grid", "warps", "persistent", "mma", "swizzle", "mn_major", "roles", "pipelines",
                 "layouts", "budgets", "tensor_memory", "registers"},
@@ -469,9 +467,6 @@ void parseLayouts(const YAML::Node &layouts, Schedule &s) {
   for (auto it = layouts.begin(); it != layouts.end(); ++it) {
     LayoutRequest req;
     req.op = {scalar(it->first, "an op id"), posOf(it->first)};
-    for (const LayoutRequest &other : s.layouts)
-      if (other.op.name == req.op.name)
-        throw Reject{req.op.pos, "'" + req.op.name + "' has two layouts"};
     std::string of = "the layout of '" + req.op.name + "'";
     onlyKeys(it->second, {"size", "lanes", "warps"}, of);
     // Each list: one power of two per tile dim, their product at most `most`;
