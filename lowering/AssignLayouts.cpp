@@ -75,6 +75,11 @@ private:
   /// Gives a wgmma product's result, where nothing chose another layout,
   /// the layout its accumulators have: it then never leaves them.
   void applyFragmentLayouts();
+  /// Lets a transpose keep an accumulator fragment's registers: its result
+  /// takes the fragment's layout with the dims swapped, or a ring load it
+  /// transposes (read from shared memory in any layout) is read in that of
+  /// the fragment it meets. Either way the transpose moves nothing.
+  void relateTransposesOfFragments();
 
 public:
   /// Where the last run() failed on a conflict: the op and the tile to convert.
@@ -283,8 +288,10 @@ LogicalResult LayoutSolver::applyScheduleLayouts() {
 }
 
 void LayoutSolver::applyFragmentLayouts() {
-  // Products another role issues come back through shared memory, and
-  // paired products share one accumulator: those keep any layout.
+  // Products another role issues come back through shared memory, and a
+  // pair stacking A holds each result's rows in other warpgroups' turns:
+  // those keep any layout. A pair sharing A holds both results' columns side
+  // by side, each in the fragment's layout.
   std::optional<MmaTiling::Kind> kind = MmaTiling::kindOf(kernel.getScheduleAttr().getMma());
   if (kind != MmaTiling::Kind::Wgmma ||
       llvm::any_of(plan.roles, [](const RolePlan &r) { return r.issuesMma; }))
@@ -292,14 +299,36 @@ void LayoutSolver::applyFragmentLayouts() {
   auto all = [](Operation *) { return true; };
   kernel.walk([&](DotOp dot) {
     const ResidentPlan *res = plan.residentTouchedBy(dot);
-    if ((res && res->update == dot) || pairContaining(*kind, dot, warps, all))
+    std::optional<DotPair> pair = pairContaining(*kind, dot, warps, all);
+    if ((res && res->update == dot) || (pair && pair->sharesRhs))
       return;
     std::string why;
-    FailureOr<MmaTiling> t = MmaTiling::get(*kind, dot, warps, why);
+    FailureOr<MmaTiling> t =
+        pair ? MmaTiling::get(*kind, *pair, warps, why) : MmaTiling::get(*kind, dot, warps, why);
     if (failed(t))
       return; // the lowering reports it
     if (LayoutAttr fragment = t->fragmentLayout(kernel.getContext()))
       set(dot.getResult(), fragment);
+  });
+}
+
+void LayoutSolver::relateTransposesOfFragments() {
+  auto fragmentOf = [&](Value v) -> LayoutAttr {
+    auto it = chosen.find(leader(v));
+    return it != chosen.end() && !it->second.getLanesFirst().empty() ? it->second : LayoutAttr();
+  };
+  kernel.walk([&](TransposeOp tr) {
+    if (foldsIntoDots(tr) || !isDistributed(tr.getInput()))
+      return;
+    Relation r{tr, tr.getInput(), tr.getResult(), llvm::to_vector<2>(tr.getPermutation())};
+    if (LayoutAttr in = fragmentOf(tr.getInput()); in && !chosen.count(leader(tr.getResult()))) {
+      set(tr.getResult(), derive(r, /*forward=*/true, in));
+      return;
+    }
+    auto load = tr.getInput().getDefiningOp<LoadOp>();
+    if (LayoutAttr out = fragmentOf(tr.getResult());
+        out && load && plan.ringOf(load) && !chosen.count(leader(tr.getInput())))
+      set(tr.getInput(), derive(r, /*forward=*/false, out));
   });
 }
 
@@ -311,6 +340,7 @@ LogicalResult LayoutSolver::run() {
   if (failed(applyScheduleLayouts()))
     return failure();
   applyFragmentLayouts();
+  relateTransposesOfFragments();
   auto numel = [](Value v) {
     int64_t n = 1;
     for (int64_t e : cast<TileType>(v.getType()).getShape())

@@ -46,6 +46,8 @@ using namespace kiln::tile;
 namespace {
 
 using Regs = SmallVector<Value, 8>;
+/// Per round and K step of a wgmma product, the A words of one thread.
+using ARegisters = SmallVector<SmallVector<Value, 4>>;
 
 /// A view argument: its global pointer, dims and row-major strides.
 struct ViewInfo {
@@ -183,6 +185,14 @@ private:
       enterIf(below(piece, total));
     return piece;
   }
+  Value laneI32() { return arith::IndexCastOp::create(b, loc(), b.getI32Type(), lane); }
+  /// The 32-bit `v` of lane `from` (an i32) of this warp.
+  Value shuffleIndexed(Value v, Value from) {
+    Type i32 = b.getI32Type();
+    return NVVM::ShflOp::create(b, loc(), i32, LLVM::ConstantOp::create(b, loc(), i32, -1), v, from,
+                                LLVM::ConstantOp::create(b, loc(), i32, 0x1f), NVVM::ShflKind::idx,
+                                UnitAttr());
+  }
   /// Moves the builder into a branch only the CTA's first warp takes.
   void enterFirstWarp() { enterIf(eq(arith::DivUIOp::create(b, loc(), tid, cIndex(32)), 0)); }
   void tcgen05Fence(NVVM::Tcgen05FenceKind kind) {
@@ -281,6 +291,11 @@ private:
   Value stagingBase(int64_t extraBytes = 0);
   Value rowMajor(ArrayRef<Value> coords, ArrayRef<int64_t> shape);
   LogicalResult lowerDot(DotOp op);
+  /// The result's registers of a transpose whose result layout is its
+  /// input's with the dims permuted alike (tile-assign-layouts makes that
+  /// so around accumulator fragments): the input's registers renumbered,
+  /// nothing moved. None for any other pair of layouts.
+  std::optional<Regs> transposedInRegisters(TransposeOp tr);
   /// A dot on tensor cores: both operands staged in shared memory, the
   /// products issued as `t.kind` says, the result read back through the
   /// staging area's f32 rows.
@@ -322,7 +337,18 @@ private:
   /// With `results` (a product whose result tile has t.fragmentLayout()),
   /// leaves each accumulator in the result's registers instead.
   void issueWgmma(const MmaTiling &t, OperandAt a, OperandAt b, Regs *fragment = nullptr,
-                  Regs *results = nullptr);
+                  Regs *results = nullptr, const ARegisters *aRegs = nullptr);
+  /// wgmma with A from registers: the four 32-bit words of this thread's A
+  /// fragment for each round and K step (round * K steps + step), where the
+  /// dot's lhs is held as wgmma reads it: the result of a product in its
+  /// fragment layout (through elementwise ops), or a cast of a resident kept
+  /// in registers. The warpgroups must hold exactly the 64-row tiles they
+  /// multiply. None otherwise: then A is staged.
+  std::optional<ARegisters> registerOperandA(DotOp op, const MmaTiling &t);
+  /// One wgmma with A from `a` (inline PTX: MLIR's op reads A from shared
+  /// memory only), B at descriptor `bDesc`, onto `acc` (scaled by 0 when
+  /// `zero`).
+  Value wgmmaRegisterA(const MmaTiling &t, Value acc, ArrayRef<Value> a, Value bDesc, bool zero);
   /// Visits the accumulator pairs of item (mTile, nPart) of a wgmma product
   /// planned as `t` that this thread holds: `visit(reg, row, col)` gets the
   /// first of the pair's two registers in the item's fragment, its result
@@ -918,31 +944,49 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
   const ResidentPlan *onto = accumulatesOnto(op);
   if (onto && onto->factor)
     scaleResident(*onto, regs[onto->factor][0]);
-  if (!p.aRing)
+  // A that wgmma can read from this thread's registers is not staged.
+  std::optional<ARegisters> aRegs;
+  if (kind == MmaTiling::Kind::Wgmma && !p.aRing && plan.roles[role].issuer < 0 &&
+      (!pair || !pair->sharesRhs))
+    aRegs = registerOperandA(op, t);
+  bool staged = false;
+  if (!p.aRing && !aRegs) {
     stageMmaOperand(op.getLhs(), /*isLhs=*/true, t, t.aOffset, p.aSwizzled);
-  if (!p.bRing)
+    staged = true;
+  }
+  if (!p.bRing) {
     stageMmaOperand(op.getRhs(), /*isLhs=*/false, t, t.bOffset, p.bSwizzled);
-  if (p.extra && !p.extraRing)
+    staged = true;
+  }
+  if (p.extra && !p.extraRing) {
     stageMmaOperand(p.extra, pair->sharesRhs, t, pair->sharesRhs ? t.aOffset : t.bOffset,
                     pair->sharesRhs ? p.aSwizzled : p.bSwizzled, pair->offset());
+    staged = true;
+  }
   auto [a, bAt] = operandsAt(p);
   // The barrier or hand-over below waits for every gather of a staging by
   // pieces too.
   piecesPending = false;
   // The tensor cores read shared memory through the async proxy: order the
   // generic-proxy stores before them, then wait for every thread's stores.
-  fenceAsyncProxy();
+  if (staged)
+    fenceAsyncProxy();
   // A result laid out as the accumulators lie stays in them.
+  // (A pair sharing A: both results, side by side in the accumulators.)
   std::optional<Regs> inFragment;
-  if (!onto && !pair && kind == MmaTiling::Kind::Wgmma && plan.roles[role].issuer < 0)
+  if (!onto && (!pair || !pair->sharesRhs) && kind == MmaTiling::Kind::Wgmma &&
+      plan.roles[role].issuer < 0)
     if (LayoutAttr fragment = t.fragmentLayout(b.getContext());
-        fragment && op->getAttr(kLayoutAttr) == fragment)
+        fragment && op->getAttr(kLayoutAttr) == fragment &&
+        (!pair || pair->second->getAttr(kLayoutAttr) == fragment))
       inFragment.emplace(t.rounds() * t.nChunk / 2);
   if (plan.roles[role].issuer >= 0) {
     handOffProduct(t, /*readBack=*/!onto);
   } else if (kind == MmaTiling::Kind::Wgmma) {
-    syncRole();
-    issueWgmma(t, a, bAt, onto ? &fragments[onto] : nullptr, inFragment ? &*inFragment : nullptr);
+    if (staged)
+      syncRole();
+    issueWgmma(t, a, bAt, onto ? &fragments[onto] : nullptr, inFragment ? &*inFragment : nullptr,
+               aRegs ? &*aRegs : nullptr);
   } else {
     issueTcgen05(t, a, bAt, onto, ringStagesOf(p));
   }
@@ -955,10 +999,19 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
   if (onto)
     return success();
   if (inFragment) {
-    if (Value acc = op.getAcc())
-      for (auto [r, x] : llvm::enumerate(*inFragment))
-        x = arith::AddFOp::create(b, loc(), x, regs[acc][r]);
-    regs[op.getResult()] = std::move(*inFragment);
+    auto keep = [&](DotOp dot, int64_t from) {
+      int64_t n = dot.getRhs().getType().getShape()[1];
+      Regs out = t.fragmentColumns(ArrayRef<Value>(*inFragment), from, n);
+      if (Value acc = dot.getAcc())
+        for (auto [r, x] : llvm::enumerate(out))
+          x = arith::AddFOp::create(b, loc(), x, regs[acc][r]);
+      regs[dot.getResult()] = std::move(out);
+    };
+    keep(op, 0);
+    if (pair) {
+      keep(pair->second, pair->offset());
+      pairedSeconds.insert(pair->second);
+    }
     return success();
   }
   Value dBase = stagingBase(t.dOffset);
@@ -984,6 +1037,138 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
   }
   syncRole();
   return success();
+}
+
+std::optional<ARegisters> GpuKernelLowering::registerOperandA(DotOp op, const MmaTiling &t) {
+  // Round r of warpgroup wg multiplies rows 64 (wg + r * warpgroups) (no
+  // column parts): the rows a fragment layout, or a resident's plan, gives it.
+  if (t.nParts != 1 || t.M != t.mTiles * 64 || t.mTiles % t.warpgroups)
+    return std::nullopt;
+  Value lhs = op.getLhs();
+  // v(round, i, h, c): this thread's element of the A tile at row 64 (wg +
+  // round * warpgroups) + 16 (warp % 4) + lane / 4 + 8h, column 8i + 2 (lane
+  // % 4) + c: where an accumulator of the same shape keeps it.
+  std::function<Value(int64_t, int64_t, int64_t, int64_t)> v;
+  Operation *def = lhs.getDefiningOp();
+  const ResidentPlan *res = def ? plan.residentTouchedBy(def) : nullptr;
+  if (res && isa<CastOp>(def)) {
+    MmaTiling held = residentTiling(*res);
+    if (!res->inRegisters || held.nParts != 1 || held.N != t.K || held.mTiles != t.mTiles ||
+        held.warpgroups != t.warpgroups)
+      return std::nullopt;
+    Type elem = cast<TileType>(lhs.getType()).getElementType();
+    const Regs &f = fragments[res];
+    int64_t perRound = held.nChunk / 2;
+    v = [&, perRound, elem](int64_t round, int64_t i, int64_t h, int64_t c) {
+      return scalarCast(b, loc(), f[round * perRound + 4 * i + 2 * h + c], elem);
+    };
+  } else {
+    LayoutAttr fragment = t.fragmentLayout(b.getContext());
+    auto attr = def ? def->getAttrOfType<LayoutAttr>(kLayoutAttr) : LayoutAttr();
+    // fragmentLayout() is the same for every N: compare it with the lhs's.
+    if (!fragment || attr != fragment)
+      return std::nullopt;
+    const Regs &x = regs[lhs];
+    int64_t perRow = t.K / 4;
+    v = [&x, perRow](int64_t round, int64_t i, int64_t h, int64_t c) {
+      return x[(2 * round + h) * perRow + 2 * i + c];
+    };
+  }
+  Type i32 = b.getI32Type();
+  ARegisters out;
+  bool tf32 = t.operands == MmaTiling::Operands::TF32;
+  Value src, odd;
+  if (tf32) {
+    // tf32 A: row r's columns t and t + 4 of each 8 in lane t of the quad;
+    // an accumulator keeps columns 2t and 2t + 1 there. Each word comes from
+    // the quad's lane t / 2 (+ 2), the pair's element t % 2.
+    Value quad = arith::AndIOp::create(b, loc(), laneI32(), cI32(~3));
+    Value within = arith::AndIOp::create(b, loc(), laneI32(), cI32(3));
+    src = arith::OrIOp::create(b, loc(), quad, arith::ShRUIOp::create(b, loc(), within, cI32(1)));
+    odd = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ne,
+                                arith::AndIOp::create(b, loc(), within, cI32(1)), cI32(0));
+  }
+  for (int64_t round = 0; round < t.rounds(); ++round)
+    for (int64_t s = 0; s * t.kStep < t.K; ++s) {
+      SmallVector<Value, 4> words;
+      if (!tf32) {
+        // 16-bit A: words (row, 8-column half) = (g, 0), (g + 8, 0), (g, 1),
+        // (g + 8, 1), each the accumulator's pair of consecutive columns.
+        Type pairType = VectorType::get({2}, cast<TileType>(lhs.getType()).getElementType());
+        for (int64_t half = 0; half < 2; ++half)
+          for (int64_t h = 0; h < 2; ++h) {
+            Value pair = LLVM::UndefOp::create(b, loc(), pairType);
+            for (int64_t c = 0; c < 2; ++c)
+              pair = LLVM::InsertElementOp::create(b, loc(), pair, v(round, 2 * s + half, h, c),
+                                                   cI32(c));
+            words.push_back(LLVM::BitcastOp::create(b, loc(), i32, pair));
+          }
+      } else {
+        for (int64_t up = 0; up < 2; ++up) // columns t, then t + 4
+          for (int64_t h = 0; h < 2; ++h) {
+            Value from = up ? arith::AddIOp::create(b, loc(), src, cI32(2)).getResult() : src;
+            Value pick[2];
+            for (int64_t c = 0; c < 2; ++c)
+              pick[c] =
+                  shuffleIndexed(LLVM::BitcastOp::create(b, loc(), i32, v(round, s, h, c)), from);
+            words.push_back(arith::SelectOp::create(b, loc(), odd, pick[1], pick[0]));
+          }
+      }
+      out.push_back(std::move(words));
+    }
+  return out;
+}
+
+Value GpuKernelLowering::wgmmaRegisterA(const MmaTiling &t, Value acc, ArrayRef<Value> a,
+                                        Value bDesc, bool zero) {
+  int64_t n = t.nChunk / 2;
+  bool tf32 = t.operands == MmaTiling::Operands::TF32;
+  const char *type = tf32 ? "tf32" : t.operands == MmaTiling::Operands::BF16 ? "bf16" : "f16";
+  std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, " + std::string(zero ? "0" : "1") +
+                     ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(t.nChunk) + "k" +
+                     std::to_string(t.kStep) + ".f32." + type + "." + type + " {";
+  std::string constraints;
+  for (int64_t j = 0; j < n; ++j) {
+    text += (j ? ", $" : "$") + std::to_string(j);
+    constraints += (j ? ",=f" : "=f");
+  }
+  // Operands count the n outputs first, then the n accumulators tied to
+  // them, then A's words and B's descriptor.
+  text += "}, {$" + std::to_string(2 * n) + ", $" + std::to_string(2 * n + 1) + ", $" +
+          std::to_string(2 * n + 2) + ", $" + std::to_string(2 * n + 3) + "}, $" +
+          std::to_string(2 * n + 4) + ", p, 1, 1" + (tf32 ? "" : ", 0") + ";\n}";
+  SmallVector<Value> operands;
+  for (int64_t j = 0; j < n; ++j) {
+    operands.push_back(LLVM::ExtractValueOp::create(b, loc(), acc, j));
+    constraints += "," + std::to_string(j);
+  }
+  llvm::append_range(operands, a);
+  constraints += ",r,r,r,r,l";
+  operands.push_back(bDesc);
+  return LLVM::InlineAsmOp::create(b, loc(), acc.getType(), operands, b.getStringAttr(text),
+                                   b.getStringAttr(constraints), b.getUnitAttr(), UnitAttr(),
+                                   LLVM::TailCallKindAttr(), LLVM::AsmDialectAttr(), ArrayAttr())
+      .getResult(0);
+}
+
+std::optional<Regs> GpuKernelLowering::transposedInRegisters(TransposeOp tr) {
+  TileLayout in = layoutOf(tr.getInput()), out = layoutOf(tr.getResult());
+  ArrayRef<int64_t> perm = tr.getPermutation();
+  if (in.size != out.size || in.lanes != out.lanes || in.warps != out.warps ||
+      in.lanesFirst != out.lanesFirst)
+    return std::nullopt;
+  for (auto [d, p] : llvm::enumerate(perm))
+    if (out.dims[d] != in.dims[p])
+      return std::nullopt;
+  const Regs &from = regs[tr.getInput()];
+  Regs to(out.numRegs());
+  for (int64_t r = 0; r < out.numRegs(); ++r) {
+    SmallVector<int64_t, 2> index = out.regIndex(r), source(index.size());
+    for (auto [d, p] : llvm::enumerate(perm))
+      source[p] = index[d];
+    to[r] = from[in.regNumber(source)];
+  }
+  return to;
 }
 
 Value GpuKernelLowering::operandDescriptor(const MmaTiling &t, OperandAt at, Value offset,
@@ -1029,7 +1214,7 @@ void GpuKernelLowering::forEachResidentPair(
 }
 
 void GpuKernelLowering::issueWgmma(const MmaTiling &t, OperandAt a, OperandAt bAt, Regs *fragment,
-                                   Regs *results) {
+                                   Regs *results, const ARegisters *aRegs) {
   bool aSwizzled = a.swizzled, bSwizzled = bAt.swizzled;
   using Operands = MmaTiling::Operands;
   Type f32 = b.getF32Type();
@@ -1059,8 +1244,13 @@ void GpuKernelLowering::issueWgmma(const MmaTiling &t, OperandAt a, OperandAt bA
       // One instruction reads 32 bytes of K: two plain K blocks, or part of
       // one swizzled block, whose rows the hardware permutes from the start
       // address on.
-      Value aAt = add(aStart, cIndex(t.linearOffset(0, s * t.kStep, t.rowsA, aSwizzled)));
       Value bStep = add(bStart, cIndex(t.linearOffset(0, s * t.kStep, t.rowsB, bSwizzled)));
+      if (aRegs) {
+        acc = wgmmaRegisterA(t, acc, (*aRegs)[round * (t.K / t.kStep) + s],
+                             operandDescriptor(t, bAt, bStep, t.rowsB), s == 0 && !fragment);
+        continue;
+      }
+      Value aAt = add(aStart, cIndex(t.linearOffset(0, s * t.kStep, t.rowsA, aSwizzled)));
       acc = NVVM::WgmmaMmaAsyncOp::create(
           b, loc(), accType, acc, operandDescriptor(t, a, aAt, t.rowsA),
           operandDescriptor(t, bAt, bStep, t.rowsB),
@@ -2030,6 +2220,10 @@ LogicalResult GpuKernelLowering::lowerOp(Operation *op) {
       .Case([&](TransposeOp tr) {
         if (foldedIntoTensorCoreDots(tr, schedule))
           return success();
+        if (std::optional<Regs> renamed = transposedInRegisters(tr)) {
+          regs[tr.getResult()] = std::move(*renamed);
+          return success();
+        }
         Value base = stagingBase();
         auto inType = tr.getInput().getType();
         SmallVector<int64_t, 2> inShape = transposeStagingShape(inType);

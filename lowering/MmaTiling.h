@@ -150,6 +150,18 @@ struct MmaTiling {
     int64_t i = reg / 4, h = reg / 2 % 2, c = reg % 2;
     return (2 * round + h) * (N / 4) + 2 * i + c;
   }
+  /// Of the registers `all` of a result in fragmentLayout() (all N
+  /// columns), those holding columns [from, from + n), in the order
+  /// fragmentLayout() gives an n-column tile: the two results of a pair
+  /// sharing A, each its own tile in the same layout. `from` and `n` are
+  /// multiples of 8.
+  template <typename T>
+  llvm::SmallVector<T> fragmentColumns(llvm::ArrayRef<T> all, int64_t from, int64_t n) const {
+    llvm::SmallVector<T> out;
+    for (int64_t group = 0; group * (N / 4) < (int64_t)all.size(); ++group)
+      llvm::append_range(out, all.slice(group * (N / 4) + from / 4, n / 4));
+    return out;
+  }
 
   /// Plans `dot` for `warps` warps; on failure `why` says what does not fit.
   static mlir::FailureOr<MmaTiling> get(Kind kind, tile::DotOp dot, int64_t warps,

@@ -201,11 +201,15 @@ def TileAssignLayouts : Pass<"tile-assign-layouts", "::mlir::ModuleOp"> {
     and where given the vector size and warps, it chose first; a layout that
     cannot cover its tile is an error at the schedule's line. Next, under
     `mma: wgmma`, a product whose warpgroups each hold whole 64-row tiles of
-    its result (no column parts, no padding, no issuing role, not paired,
-    not accumulating onto a resident) gives its result the layout of its
-    accumulator fragments (`lanes_first = [1, 0]`: a warp's 16 rows are 8
-    lanes, then 2 registers 8 rows apart), so the result never leaves the
-    registers the tensor cores wrote. The largest
+    its result (no column parts, no padding, no issuing role, not a pair
+    stacking A, not accumulating onto a resident) gives its result the
+    layout of its accumulator fragments (`lanes_first = [1, 0]`: a warp's
+    16 rows are 8 lanes, then 2 registers 8 rows apart), so the result never
+    leaves the registers the tensor cores wrote; a pair sharing A gives each
+    result its columns of the fragment in that layout. A transpose of such a
+    fragment takes the fragment's layout with its dims swapped, and a TMA
+    ring load transposed into one is read in that swapped layout: such
+    transposes renumber registers and move nothing. The largest
     tile nothing constrains then takes the default layout:
     16-byte vectors along the last dim, the lanes of a warp next, then warps
     down the leading dim. `dot`, `transpose` and `cumsum` move their data
@@ -295,7 +299,16 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
     fragment to a padded f32 area the result's layout reads back; a result
     whose layout is the fragment's own (`lanes_first`, see
     tile-assign-layouts) keeps the accumulators as its registers instead,
-    with no area, no read-back and one barrier fewer. An operand
+    with no area, no read-back and one barrier fewer. An A operand held as
+    wgmma reads A from registers (such a result, through elementwise ops,
+    or a cast of a `registers:` resident, the warpgroups holding exactly
+    the 64-row tiles they multiply) is not staged: each K step's four words
+    are packed from the accumulator pairs (16-bit A: the accumulator's
+    column pairs are A's) or moved within each quad of lanes (tf32 A holds
+    columns t and t + 4 where the accumulators hold 2t and 2t + 1), and the
+    product is `wgmma.mma_async` with A in registers as inline PTX (the NVVM
+    op takes descriptors only); a product that stages nothing needs no
+    proxy fence or barrier before it. An operand
     that a TMA ring brings and nothing else reads (KernelPlan decides) is not
     staged: its copies land in the swizzled K-major layout (one 128-byte
     swizzled box per K block), the descriptors point into the ring's stage,
@@ -358,7 +371,9 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
 
       before the loop: llvm.store ... (S to the staging rows); nvvm.barrier
                        llvm.load ... (each thread its fragment's pairs)
-      S as bf16 (an operand):  llvm.store vector<2xbf16> ... (K-major)
+      S as bf16 (an A operand): bf16 pairs of the fragment, no staging
+                       llvm.inline_asm "wgmma.mma_async ... {a0, a1, a2, a3}, desc_b"
+      S as bf16 (a B operand):  llvm.store vector<2xbf16> ... (K-major)
       S * s + dot(a, b):       llvm.fmul (each fragment register)
                        (stage a, b) nvvm.wgmma.mma_async %fragment ... (scale-d 1)
       after the loop:  llvm.store ... (the fragment's pairs); llvm.load ...

@@ -471,3 +471,38 @@ tile.kernel @wgmma_fragment(%N: index, %x: !tile.view<[N, 64, 64], bf16> {tile.a
   tile.store %p, %y[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] : !tile.tile<64x64xf32>, !tile.view<[N, 64, 64], f32>
   tile.return
 }
+
+// -----
+
+// A product's result in its accumulators is the next product's A straight
+// from the registers: packed to bf16 pairs for a bf16 product, moved within
+// each quad of lanes for a tf32 one (tf32 A holds columns t and t + 4 where
+// the accumulators hold 2t and 2t + 1). Only B is staged, and the
+// transposed store takes the result's registers as they are.
+// CHECK-LABEL: llvm.func @wgmma_register_a(
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-COUNT-4: llvm.bitcast {{.*}} : vector<2xbf16> to i32
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: llvm.inline_asm has_side_effects {{.*}}wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.shfl.sync idx
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: llvm.inline_asm has_side_effects {{.*}}wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NOT: !llvm.ptr<3>
+// CHECK: llvm.return
+tile.kernel @wgmma_register_a(%N: index, %x: !tile.view<[N, 64, 64], bf16> {tile.access = "in"}, %w: !tile.view<[N, 64, 64], f32> {tile.access = "in"}, %y: !tile.view<[N, 64, 64], f32> {tile.access = "out"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 4, mma = "wgmma",
+      roles = [], pipelines = []>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] : !tile.view<[N, 64, 64], bf16> -> !tile.tile<64x64xbf16>
+  %f = tile.load %w[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] : !tile.view<[N, 64, 64], f32> -> !tile.tile<64x64xf32>
+  %p = tile.dot %t, %t : !tile.tile<64x64xbf16>, !tile.tile<64x64xbf16> -> !tile.tile<64x64xf32>
+  %pb = tile.cast %p : !tile.tile<64x64xf32> -> !tile.tile<64x64xbf16>
+  %q = tile.dot %pb, %t : !tile.tile<64x64xbf16>, !tile.tile<64x64xbf16> -> !tile.tile<64x64xf32>
+  %r = tile.dot %q, %f : !tile.tile<64x64xf32>, !tile.tile<64x64xf32> -> !tile.tile<64x64xf32>
+  %rt = tile.transpose %r [1, 0] : !tile.tile<64x64xf32> -> !tile.tile<64x64xf32>
+  tile.store %rt, %y[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] : !tile.tile<64x64xf32>, !tile.view<[N, 64, 64], f32>
+  tile.return
+}

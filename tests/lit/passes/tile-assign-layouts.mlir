@@ -90,3 +90,27 @@ tile.kernel @fragment(%N: index, %x: !tile.view<[N, 64, 64], bf16> {tile.access 
   tile.store %s, %y[%n, %c0] window [1, 64] keep [1] : !tile.tile<64xf32>, !tile.view<[N, 64], f32>
   tile.return
 }
+
+// Two products sharing A are one wgmma (their columns side by side): each
+// result keeps its columns in the accumulators' layout, and a transpose of
+// one takes that layout with the dims swapped (it then moves nothing).
+// CHECK-LABEL: tile.kernel @fragment_pair
+// CHECK: tile.dot {{.*}} {tile.layout = #tile.layout<size = [2, 2], lanes = [8, 4], warps = [4, 1], dims = [0, 1], lanes_first = [1, 0]>}
+// CHECK: tile.dot {{.*}} {tile.layout = #tile.layout<size = [2, 2], lanes = [8, 4], warps = [4, 1], dims = [0, 1], lanes_first = [1, 0]>}
+// CHECK: tile.transpose {{.*}} {tile.layout = #tile.layout<size = [2, 2], lanes = [8, 4], warps = [4, 1], dims = [1, 0], lanes_first = [1, 0]>}
+tile.kernel @fragment_pair(%N: index, %x: !tile.view<[N, 64, 64], bf16> {tile.access = "in"},
+                           %y: !tile.view<[N, 64, 64], f32> {tile.access = "out"},
+                           %z: !tile.view<[N, 32, 64], f32> {tile.access = "out"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 4, mma = "wgmma",
+      roles = [], pipelines = []>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] : !tile.view<[N, 64, 64], bf16> -> !tile.tile<64x64xbf16>
+  %u = tile.load %x[%n, %c0, %c0] window [1, 64, 32] keep [1, 2] : !tile.view<[N, 64, 64], bf16> -> !tile.tile<64x32xbf16>
+  %p = tile.dot %t, %t : !tile.tile<64x64xbf16>, !tile.tile<64x64xbf16> -> !tile.tile<64x64xf32>
+  %q = tile.dot %t, %u : !tile.tile<64x64xbf16>, !tile.tile<64x32xbf16> -> !tile.tile<64x32xf32>
+  tile.store %p, %y[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] : !tile.tile<64x64xf32>, !tile.view<[N, 64, 64], f32>
+  %qt = tile.transpose %q [1, 0] : !tile.tile<64x32xf32> -> !tile.tile<32x64xf32>
+  tile.store %qt, %z[%n, %c0, %c0] window [1, 32, 64] keep [1, 2] : !tile.tile<32x64xf32>, !tile.view<[N, 32, 64], f32>
+  tile.return
+}
