@@ -1053,7 +1053,7 @@ std::optional<ARegisters> GpuKernelLowering::registerOperandA(DotOp op, const Mm
   const ResidentPlan *res = def ? plan.residentTouchedBy(def) : nullptr;
   if (res && isa<CastOp>(def)) {
     MmaTiling held = residentTiling(*res);
-    if (!res->inRegisters || held.nParts != 1 || held.N != t.K || held.mTiles != t.mTiles ||
+    if (!res->inRegisters || held.nParts != 1 || held.N != t.K || held.M != t.M ||
         held.warpgroups != t.warpgroups)
       return std::nullopt;
     Type elem = cast<TileType>(lhs.getType()).getElementType();
