@@ -944,10 +944,13 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
   const ResidentPlan *onto = accumulatesOnto(op);
   if (onto && onto->factor)
     scaleResident(*onto, regs[onto->factor][0]);
+  // wgmma issued by this role, not a pair stacking A: its A may come from
+  // registers and its accumulators may be its results.
+  bool ownAccumulators =
+      kind == MmaTiling::Kind::Wgmma && plan.roles[role].issuer < 0 && (!pair || !pair->sharesRhs);
   // A that wgmma can read from this thread's registers is not staged.
   std::optional<ARegisters> aRegs;
-  if (kind == MmaTiling::Kind::Wgmma && !p.aRing && plan.roles[role].issuer < 0 &&
-      (!pair || !pair->sharesRhs))
+  if (ownAccumulators && !p.aRing)
     aRegs = registerOperandA(op, t);
   bool staged = false;
   if (!p.aRing && !aRegs) {
@@ -974,8 +977,7 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
   // A result laid out as the accumulators lie stays in them.
   // (A pair sharing A: both results, side by side in the accumulators.)
   std::optional<Regs> inFragment;
-  if (!onto && (!pair || !pair->sharesRhs) && kind == MmaTiling::Kind::Wgmma &&
-      plan.roles[role].issuer < 0)
+  if (!onto && ownAccumulators)
     if (LayoutAttr fragment = t.fragmentLayout(b.getContext());
         fragment && op->getAttr(kLayoutAttr) == fragment &&
         (!pair || pair->second->getAttr(kLayoutAttr) == fragment))
@@ -1069,9 +1071,9 @@ std::optional<ARegisters> GpuKernelLowering::registerOperandA(DotOp op, const Mm
     if (!fragment || attr != fragment)
       return std::nullopt;
     const Regs &x = regs[lhs];
-    int64_t perRow = t.K / 4;
-    v = [&x, perRow](int64_t round, int64_t i, int64_t h, int64_t c) {
-      return x[(2 * round + h) * perRow + 2 * i + c];
+    int64_t columns = t.K;
+    v = [&x, columns](int64_t round, int64_t i, int64_t h, int64_t c) {
+      return x[MmaTiling::fragmentRegister(columns, round, 4 * i + 2 * h + c)];
     };
   }
   Type i32 = b.getI32Type();

@@ -147,8 +147,13 @@ struct MmaTiling {
   /// The register of fragmentLayout() holding accumulator `reg` of the
   /// item a warpgroup runs in round `round`.
   int64_t fragmentRegister(int64_t round, int64_t reg) const {
+    return fragmentRegister(N, round, reg);
+  }
+  /// The same for any tile of `columns` columns in fragmentLayout(): the
+  /// register holding what accumulator `reg` of round `round` would.
+  static int64_t fragmentRegister(int64_t columns, int64_t round, int64_t reg) {
     int64_t i = reg / 4, h = reg / 2 % 2, c = reg % 2;
-    return (2 * round + h) * (N / 4) + 2 * i + c;
+    return (2 * round + h) * (columns / 4) + 2 * i + c;
   }
   /// Of the registers `all` of a result in fragmentLayout() (all N
   /// columns), those holding columns [from, from + n), in the order
