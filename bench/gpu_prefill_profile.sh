@@ -17,7 +17,7 @@ NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
 for m in "$@"; do
  for k in $(echo "${KERNELS:-scan}" | tr '|' ' '); do
   tag=$(basename "$m" .json)_$k
-  "$NCU" --kernel-name regex:$k --launch-count 1 --section WarpStateStats \
+  "$NCU" --clock-control none --kernel-name regex:$k --launch-count 1 --section WarpStateStats \
     --section SourceCounters --section SpeedOfLight --section MemoryWorkloadAnalysis \
     --section MemoryWorkloadAnalysis_Tables \
     -o "/tmp/$tag" -f python3 bench/prefill_bench.py "$m" --shapes 1x8192/16 >/tmp/ncu_run.log 2>&1 ||

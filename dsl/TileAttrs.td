@@ -26,7 +26,8 @@ def Tile_PipelineAttr : AttrDef<Tile_Dialect, "Pipeline"> {
   let description = [{
     `buffers` names the loads (by op id) whose tiles travel through the
     pipeline; `depth` is the number of stages in flight; `copy` is the
-    mechanism: `tma`, `cp_async` or `ld` (plain vectorised loads).
+    mechanism: `tma` or `ld` (plain vectorised loads) for loads, `bulk`
+    for stores handed to an epilogue role.
   }];
   let parameters = (ins "::mlir::StringAttr":$name, "::mlir::ArrayAttr":$buffers,
                         "int64_t":$depth, "::mlir::StringAttr":$copy);

@@ -16,7 +16,12 @@
 #include "lowering/MmaTiling.h"
 #include "lowering/Passes.h"
 
+#include "mlir/IR/IRMapping.h"
+
 #include "llvm/ADT/EquivalenceClasses.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+#include <functional>
 
 namespace kiln {
 #define GEN_PASS_DEF_TILEASSIGNLAYOUTS
@@ -32,6 +37,13 @@ namespace {
 bool isDistributed(Value v) {
   auto t = dyn_cast<TileType>(v.getType());
   return t && t.getRank() >= 1;
+}
+
+/// Ops whose operands and result are one tile element by element.
+bool isElementwise(Operation *op) {
+  return isa<AddOp, SubOp, MulOp, DivOp, RemOp, MaxOp, MinOp, AndOp, OrOp, CmpOp, NegOp, AbsOp,
+             ExpOp, LogOp, Log1pOp, SqrtOp, RsqrtOp, SigmoidOp, TanhOp, NotOp, SelectOp, CastOp>(
+      op);
 }
 
 /// A derivation between two layout classes: `to`'s layout follows from
@@ -100,8 +112,7 @@ void LayoutSolver::collect(Operation *op) {
           classes.insert(arg);
           values.push_back(arg);
         }
-  if (isa<AddOp, SubOp, MulOp, DivOp, RemOp, MaxOp, MinOp, AndOp, OrOp, CmpOp, NegOp, AbsOp, ExpOp,
-          LogOp, Log1pOp, SqrtOp, RsqrtOp, SigmoidOp, TanhOp, NotOp, SelectOp, CastOp>(op)) {
+  if (isElementwise(op)) {
     for (Value operand : op->getOperands())
       join(operand, op->getResult(0));
   } else if (auto dot = dyn_cast<DotOp>(op)) {
@@ -400,6 +411,159 @@ LogicalResult LayoutSolver::run() {
   return success();
 }
 
+/// Whether the schedule names op `id` (a role's ops, a pipeline's buffer, a
+/// chosen layout): such an op is not copied.
+bool namedBySchedule(ScheduleAttr schedule, StringRef id) {
+  auto names = [&](ArrayAttr list) {
+    return list &&
+           llvm::any_of(list, [&](Attribute a) { return cast<StringAttr>(a).getValue() == id; });
+  };
+  for (Attribute a : schedule.getRoles())
+    if (names(cast<RoleAttr>(a).getOps()))
+      return true;
+  for (Attribute a : schedule.getPipelines())
+    if (names(cast<PipelineAttr>(a).getBuffers()))
+      return true;
+  return schedule.getLayouts() && schedule.getLayouts().get(id);
+}
+
+/// The ops that make `v` from nothing distributed but iotas, constants,
+/// scalars, plain loads (no ring, none the schedule names) and layout
+/// conversions, through elementwise ops, broadcasts and reshapes, in an
+/// order that defines every value before its use; empty when `v` is made
+/// any other way or by many ops. Such a tile costs less to make again in another layout than
+/// to convert: a conversion goes through shared memory between two
+/// barriers of the role.
+SmallVector<Operation *> rematerializable(Value v, const KernelPlan &plan, ScheduleAttr schedule) {
+  constexpr unsigned kMaxOps = 24;
+  constexpr int64_t kMaxElements = 1024;
+  SmallVector<Operation *> order;
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  std::function<bool(Value)> visit = [&](Value x) -> bool {
+    if (!isDistributed(x))
+      return true; // a scalar: used as it is
+    Operation *op = x.getDefiningOp();
+    if (!op || op->getNumResults() != 1)
+      return false; // a loop-carried value, or a multi-result op
+    if (seen.contains(op))
+      return true;
+    auto type = cast<TileType>(x.getType());
+    if (type.getNumElements() > kMaxElements)
+      return false;
+    if (auto id = op->getAttrOfType<StringAttr>(kOpIdAttr);
+        id && namedBySchedule(schedule, id.getValue()))
+      return false;
+    // A conversion is made again from its input: the copy converts to
+    // whatever its users need, often the input's own layout (then it
+    // moves nothing and goes).
+    if (isa<ConvertLayoutOp>(op)) {
+      seen.insert(op);
+      order.push_back(op);
+      return order.size() <= kMaxOps;
+    }
+    if (auto load = dyn_cast<LoadOp>(op)) {
+      if (plan.ringOf(load))
+        return false;
+    } else if (!isa<IotaOp, ConstantOp, SplatOp, FromIndexOp, BroadcastOp, ReshapeOp>(op) &&
+               !isElementwise(op)) {
+      return false;
+    }
+    for (Value operand : op->getOperands())
+      if (!visit(operand))
+        return false;
+    seen.insert(op);
+    order.push_back(op);
+    return order.size() <= kMaxOps;
+  };
+  if (!visit(v))
+    order.clear();
+  return order;
+}
+
+/// Breaks the relation at `op` by making `v` again: a copy of the ops
+/// `rematerializable` returned, each placed right after its original (so
+/// loads stay where they were hoisted), without op ids or layouts. An
+/// operand of `op` is replaced there; `op`'s own result (the relation
+/// cannot hold across op) everywhere, so the copy of op relates new tiles.
+/// Returns the copies.
+SmallVector<Operation *> rematerialize(Operation *op, Value v, ArrayRef<Operation *> chain) {
+  if (chain.empty())
+    return {};
+  OpOperand *use = nullptr;
+  for (OpOperand &operand : op->getOpOperands())
+    if (operand.get() == v)
+      use = &operand;
+  IRMapping copies;
+  SmallVector<Operation *> made;
+  for (Operation *original : chain) {
+    OpBuilder b(original->getContext());
+    b.setInsertionPointAfter(original);
+    Operation *copy = b.clone(*original, copies);
+    copy->removeAttr(kOpIdAttr);
+    copy->removeAttr(kLayoutAttr);
+    made.push_back(copy);
+  }
+  if (use)
+    use->set(copies.lookup(v));
+  else
+    v.replaceAllUsesWith(copies.lookup(v));
+  return made;
+}
+
+/// Folds copies `rematerialize` made that compute what an earlier op
+/// of their block computes in the same layout (two conflicts may ask for
+/// the same tile in the same layout). Loads fold only with no store
+/// between them.
+void foldEqualCopies(const llvm::SmallPtrSetImpl<Operation *> &copies) {
+  auto same = [](Operation *a, Operation *b) {
+    if (a->getName() != b->getName() || a->getOperands() != b->getOperands() ||
+        a->getResultTypes() != b->getResultTypes() || a->getNumRegions() + b->getNumRegions() != 0)
+      return false;
+    auto withoutId = [](Operation *op) {
+      NamedAttrList attrs(op->getAttrDictionary());
+      attrs.erase(kOpIdAttr);
+      return attrs.getDictionary(op->getContext());
+    };
+    return withoutId(a) == withoutId(b);
+  };
+  llvm::SmallPtrSet<Block *, 4> blocks;
+  for (Operation *copy : copies)
+    blocks.insert(copy->getBlock());
+  for (Block *block : blocks) {
+    SmallVector<Operation *> earlier;
+    for (Operation &op : llvm::make_early_inc_range(*block)) {
+      if (isa<StoreOp>(op))
+        llvm::erase_if(earlier, [](Operation *e) { return isa<LoadOp>(e); });
+      if (copies.contains(&op)) {
+        auto match = llvm::find_if(earlier, [&](Operation *e) { return same(e, &op); });
+        if (match != earlier.end()) {
+          op.getResult(0).replaceAllUsesWith((*match)->getResult(0));
+          op.erase();
+          continue;
+        }
+      }
+      if (op.getNumResults() == 1 && op.getNumRegions() == 0)
+        earlier.push_back(&op);
+    }
+  }
+}
+
+/// Erases the ops of `ops` whose results nothing uses any more (originals
+/// every user of which took a copy), users before what they use.
+void eraseUnused(const llvm::SmallPtrSetImpl<Operation *> &ops) {
+  SmallVector<Operation *> order(ops.begin(), ops.end());
+  bool erased = true;
+  while (erased) {
+    erased = false;
+    for (Operation *&op : order)
+      if (op && op->use_empty()) {
+        op->erase();
+        op = nullptr;
+        erased = true;
+      }
+  }
+}
+
 /// Breaks the relation at `op` by converting `v` there: an operand is
 /// converted before op, a result after it (for every other user).
 void insertConversion(Operation *op, Value v) {
@@ -424,7 +588,9 @@ struct TileAssignLayouts : kiln::impl::TileAssignLayoutsBase<TileAssignLayouts> 
       FailureOr<KernelPlan> plan = KernelPlan::build(kernel);
       if (failed(plan))
         return signalPassFailure();
-      // Each conflict adds one conversion; a kernel has finitely many relations.
+      // Each conflict adds one conversion or copy; a kernel has finitely
+      // many relations.
+      llvm::SmallPtrSet<Operation *, 16> copies, copied;
       for (int attempt = 0;; ++attempt) {
         LayoutSolver solver(kernel, *plan);
         if (succeeded(solver.run()))
@@ -435,8 +601,24 @@ struct TileAssignLayouts : kiln::impl::TileAssignLayoutsBase<TileAssignLayouts> 
           solver.conflictOp->emitOpError("needs layouts that 1000 conversions did not settle");
           return signalPassFailure();
         }
+        // A copy is made once: a conflict on a copy converts it.
+        if (!copies.contains(solver.conflictValue.getDefiningOp())) {
+          SmallVector<Operation *> chain =
+              rematerializable(solver.conflictValue, *plan, kernel.getScheduleAttr());
+          SmallVector<Operation *> made =
+              rematerialize(solver.conflictOp, solver.conflictValue, chain);
+          if (!made.empty()) {
+            copies.insert(made.begin(), made.end());
+            for (Operation *original : chain) // copies are folded, not erased
+              if (!copies.contains(original))
+                copied.insert(original);
+            continue;
+          }
+        }
         insertConversion(solver.conflictOp, solver.conflictValue);
       }
+      foldEqualCopies(copies);
+      eraseUnused(copied);
       // Conversions between equal layouts move nothing.
       kernel.walk([](ConvertLayoutOp cv) {
         if (cv.getInput().getDefiningOp() &&

@@ -2205,7 +2205,9 @@ LogicalResult GpuKernelLowering::lowerOp(Operation *op) {
       .Case([&](ReshapeOp rs) {
         // Only unit dims come or go (tile-assign-layouts checked): the
         // registers keep their order.
-        regs[result] = regs[rs.getInput()];
+        // A copy first: inserting the result may move the map's storage.
+        Regs in = regs.lookup(rs.getInput());
+        regs[result] = std::move(in);
         return success();
       })
       .Case([&](ReduceOp red) { return lowerReduce(red); })

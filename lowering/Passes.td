@@ -216,9 +216,34 @@ def TileAssignLayouts : Pass<"tile-assign-layouts", "::mlir::ModuleOp"> {
     through shared memory anyway, so their operands and results are free.
     Where one tile would need two layouts at once (a vector broadcast along
     rows and along columns, a reduction's result broadcast back the other
-    way) or a derived layout cannot cover a tile evenly, the pass inserts a
-    `tile.convert_layout` at that op and solves again; conversions that end
-    up between equal layouts are removed.
+    way) or a derived layout cannot cover a tile evenly, the pass breaks
+    the relation at that op and solves again. A tile made only from iotas,
+    constants, scalars, plain loads (no ring, no op the schedule names) and
+    earlier conversions, through elementwise ops, broadcasts and unit
+    reshapes (at most 24 ops of at most 1024 elements), is made again for
+    the conflicting use, each copy right after its original, so it takes
+    the layout its user needs; copies that compute the same thing in the
+    same layout fold into one and originals left unused go. Anything else
+    gets a `tile.convert_layout` (shared memory between two barriers of the
+    role). Conversions that end up between equal layouts are removed.
+
+    Before (the row indices compared down and across a [64, 64] tile):
+    ```mlir
+    %i = tile.iota : <64xi32>
+    %c = tile.reshape %i : <64xi32> -> <64x1xi32>
+    %r = tile.reshape %i : <64xi32> -> <1x64xi32>
+    %cb = tile.broadcast %c : <64x1xi32> -> <64x64xi32>
+    %rb = tile.broadcast %r : <1x64xi32> -> <64x64xi32>
+    %causal = tile.cmp ge, %cb, %rb : <64x64xi32> -> <64x64xi1>
+    ```
+    After (two iotas, no conversion):
+    ```mlir
+    %i0 = tile.iota {tile.layout = #tile.layout<..., dims = [0]>} : <64xi32>
+    %i1 = tile.iota {tile.layout = #tile.layout<..., dims = [1]>} : <64xi32>
+    %c = tile.reshape %i0 {...} : <64xi32> -> <64x1xi32>
+    %r = tile.reshape %i1 {...} : <64xi32> -> <1x64xi32>
+    ...
+    ```
 
     Before (a row sum broadcast back as a row):
     ```mlir

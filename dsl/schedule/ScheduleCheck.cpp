@@ -111,7 +111,7 @@ bool kiln::applySchedule(const Schedule &s, KernelOp kernel, llvm::raw_ostream &
       bool out = p.copy.name == "bulk";
       if (!op || (out ? !isa<StoreOp>(op) : !isa<LoadOp>(op))) {
         std::string hint = !op   ? " (op ids: " + knownIds() + ")"
-                           : out ? "; a load travels by `copy: tma` (or ld, cp_async)"
+                           : out ? "; a load travels by `copy: tma` (or ld)"
                                  : "; a store leaves by `copy: bulk`";
         errs << s.diag(buf.pos, "pipeline '" + p.name.name + "' carries '" + buf.name +
                                     "', which is not a " + (out ? "store" : "load") +

@@ -446,9 +446,13 @@ void parseKernelKeys(const YAML::Node &root, Schedule &s) {
       }
       YAML::Node copy = required(p, "copy", "pipeline '" + pipe.name.name + "'");
       pipe.copy = {scalar(copy, "copy"), posOf(copy)};
-      if (!contains(t.copyKinds, pipe.copy.name))
-        throw Reject{pipe.copy.pos,
-                     "target " + t.name + " cannot copy with '" + pipe.copy.name + "'"};
+      if (!contains(t.copyKinds, pipe.copy.name)) {
+        std::string offered;
+        for (const std::string &k : t.copyKinds)
+          offered += (offered.empty() ? "" : ", ") + k;
+        throw Reject{pipe.copy.pos, "target " + t.name + " cannot copy with '" + pipe.copy.name +
+                                        "' (it copies with " + offered + ")"};
+      }
       s.pipelines.push_back(pipe);
     }
   }

@@ -51,7 +51,7 @@ struct TargetDesc {
         return &k;
     return nullptr;
   }
-  std::vector<std::string> copyKinds; // ld, cp_async, tma, bulk (stores)
+  std::vector<std::string> copyKinds; // ld, tma, bulk (stores)
   int64_t smemBytes = 0;              // dynamic shared memory per CTA
   int64_t tmemColumns = 0;            // tensor-memory columns per CTA (0: none)
   int64_t regsPerThread = 0;          // architectural maximum

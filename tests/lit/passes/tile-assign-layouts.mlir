@@ -44,6 +44,57 @@ tile.kernel @conflict(%N: index, %x: !tile.view<[N, 64, 64], f32> {tile.access =
   tile.return
 }
 
+// A tile made only from iotas, scalars, plain loads and elementwise ops is
+// made again in the layout a conflicting use needs, not converted through
+// shared memory: the row indices and the loaded vector each come twice,
+// once spread down the rows (dims [0]) and once along them (dims [1]).
+// Two uses wanting the same copy share one (the second `strict` operand is
+// the first's), and the originals nothing uses any more are gone.
+// CHECK-LABEL: tile.kernel @remat
+// CHECK-NOT: tile.convert_layout
+// CHECK: %[[I0:.*]] = tile.iota {tile.layout = #tile.layout<{{.*}}dims = [0]>}
+// CHECK-NEXT: %[[I1:.*]] = tile.iota {tile.layout = #tile.layout<{{.*}}dims = [1]>}
+// CHECK-NEXT: tile.reshape %[[I0]] {{.*}} -> <64x1xi32>
+// CHECK-NEXT: %[[ROW:.*]] = tile.reshape %[[I1]] {{.*}} -> <1x64xi32>
+// CHECK: tile.cmp ge
+// CHECK-NOT: tile.reshape %[[I1]]
+// CHECK: tile.broadcast %[[ROW]]
+// CHECK-NEXT: tile.cmp gt
+// CHECK-NEXT: tile.load %{{.*}} window [1, 64] keep [1] {tile.layout = #tile.layout<{{.*}}dims = [0]>}
+// CHECK-NEXT: tile.load %{{.*}} window [1, 64] keep [1] {tile.layout = #tile.layout<{{.*}}dims = [1]>}
+// CHECK-NOT: tile.convert_layout
+// CHECK: tile.return
+tile.kernel @remat(%N: index, %x: !tile.view<[N, 64, 64], f32> {tile.access = "inout"},
+                   %w: !tile.view<[N, 64], f32> {tile.access = "in"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 4, mma = "none",
+      roles = [], pipelines = []>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] : !tile.view<[N, 64, 64], f32> -> !tile.tile<64x64xf32>
+  %i = tile.iota : <64xi32>
+  %ic = tile.reshape %i : <64xi32> -> <64x1xi32>
+  %ir = tile.reshape %i : <64xi32> -> <1x64xi32>
+  %icb = tile.broadcast %ic : <64x1xi32> -> <64x64xi32>
+  %irb = tile.broadcast %ir : <1x64xi32> -> <64x64xi32>
+  %causal = tile.cmp ge, %icb, %irb : <64x64xi32> -> <64x64xi1>
+  %ic2 = tile.reshape %i : <64xi32> -> <64x1xi32>
+  %ir2 = tile.reshape %i : <64xi32> -> <1x64xi32>
+  %icb2 = tile.broadcast %ic2 : <64x1xi32> -> <64x64xi32>
+  %irb2 = tile.broadcast %ir2 : <1x64xi32> -> <64x64xi32>
+  %strict = tile.cmp gt, %icb2, %irb2 : <64x64xi32> -> <64x64xi1>
+  %r = tile.load %w[%n, %c0] window [1, 64] keep [1] : !tile.view<[N, 64], f32> -> !tile.tile<64xf32>
+  %rc = tile.reshape %r : <64xf32> -> <64x1xf32>
+  %rr = tile.reshape %r : <64xf32> -> <1x64xf32>
+  %rcb = tile.broadcast %rc : <64x1xf32> -> <64x64xf32>
+  %rrb = tile.broadcast %rr : <1x64xf32> -> <64x64xf32>
+  %outer = tile.mul %rcb, %rrb : <64x64xf32>
+  %p = tile.mul %t, %outer : <64x64xf32>
+  %q = tile.select %causal, %p, %t : <64x64xi1>, <64x64xf32>
+  %u = tile.select %strict, %q, %p : <64x64xi1>, <64x64xf32>
+  tile.store %u, %x[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] : !tile.tile<64x64xf32>, !tile.view<[N, 64, 64], f32>
+  tile.return
+}
+
 // A layout the schedule chose (`layouts: {t: {lanes: [4, 8]}}`) is taken as
 // given, the vector size and warps filled in as for the default; the tiles
 // related to it follow it (the broadcast row, the reduction), and the
