@@ -95,6 +95,33 @@ tile.kernel @remat(%N: index, %x: !tile.view<[N, 64, 64], f32> {tile.access = "i
   tile.return
 }
 
+// A tile whose layout the schedule chose (`layouts: {w: ...}`) is not made
+// again: the user asked for it in that layout, so the uses that need
+// others convert it.
+// CHECK-LABEL: tile.kernel @remat_named
+// CHECK-COUNT-2: tile.load
+// CHECK-NOT: tile.load
+// CHECK: tile.convert_layout
+// CHECK: tile.convert_layout
+// CHECK: tile.return
+tile.kernel @remat_named(%N: index, %x: !tile.view<[N, 64, 64], f32> {tile.access = "inout"},
+                         %w: !tile.view<[N, 64], f32> {tile.access = "in"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 4, mma = "none",
+      roles = [], pipelines = [], layouts = {w = {lanes = array<i64: 16>}}>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] : !tile.view<[N, 64, 64], f32> -> !tile.tile<64x64xf32>
+  %r = tile.load %w[%n, %c0] window [1, 64] keep [1] {tile.id = "w"} : !tile.view<[N, 64], f32> -> !tile.tile<64xf32>
+  %rc = tile.reshape %r : <64xf32> -> <64x1xf32>
+  %rr = tile.reshape %r : <64xf32> -> <1x64xf32>
+  %rcb = tile.broadcast %rc : <64x1xf32> -> <64x64xf32>
+  %rrb = tile.broadcast %rr : <1x64xf32> -> <64x64xf32>
+  %outer = tile.mul %rcb, %rrb : <64x64xf32>
+  %p = tile.mul %t, %outer : <64x64xf32>
+  tile.store %p, %x[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] : !tile.tile<64x64xf32>, !tile.view<[N, 64, 64], f32>
+  tile.return
+}
+
 // A layout the schedule chose (`layouts: {t: {lanes: [4, 8]}}`) is taken as
 // given, the vector size and warps filled in as for the default; the tiles
 // related to it follow it (the broadcast row, the reduction), and the
