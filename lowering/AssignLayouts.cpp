@@ -431,9 +431,9 @@ bool namedBySchedule(ScheduleAttr schedule, StringRef id) {
 /// scalars, plain loads (no ring, none the schedule names) and layout
 /// conversions, through elementwise ops, broadcasts and reshapes, in an
 /// order that defines every value before its use; empty when `v` is made
-/// any other way or by many ops. Such a tile costs less to make again in another layout than
-/// to convert: a conversion goes through shared memory between two
-/// barriers of the role.
+/// any other way or by many ops. Such a tile costs less to make again in
+/// another layout than to convert: a conversion goes through shared memory
+/// between two barriers of the role.
 SmallVector<Operation *> rematerializable(Value v, const KernelPlan &plan, ScheduleAttr schedule) {
   constexpr unsigned kMaxOps = 24;
   constexpr int64_t kMaxElements = 1024;
