@@ -38,6 +38,9 @@ inline constexpr llvm::StringLiteral kNameAttr = "tile.name";
 inline constexpr llvm::StringLiteral kLayoutAttr = "tile.layout";
 /// On a lowered GPU kernel: the dynamic shared memory its launch needs.
 inline constexpr llvm::StringLiteral kDynamicSharedBytesAttr = "kiln.dynamic_shared_bytes";
+/// On a lowered GPU kernel: how many tile.convert_layout ops it lowered
+/// (each a shared-memory round trip between two barriers), for reports.
+inline constexpr llvm::StringLiteral kLayoutConversionsAttr = "kiln.layout_conversions";
 /// On a kernel (and the LLVM function it lowers to): the dim expressions
 /// whose multipliers its trailing arguments hold (tile-invariant-divisors).
 inline constexpr llvm::StringLiteral kDivisorsAttr = "kiln.divisors";

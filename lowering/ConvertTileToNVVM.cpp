@@ -2679,6 +2679,9 @@ LogicalResult GpuKernelLowering::run() {
   // The launch needs it; layout conversions add staging the manifest
   // builder (which runs before layouts are chosen) cannot see.
   func->setAttr(kDynamicSharedBytesAttr, b.getI64IntegerAttr(plan.dynamicSharedBytes));
+  int64_t conversions = 0;
+  kernel.walk([&](ConvertLayoutOp) { ++conversions; });
+  func->setAttr(kLayoutConversionsAttr, b.getI64IntegerAttr(conversions));
   if (Attribute divisors = kernel->getAttr(kDivisorsAttr))
     func->setAttr(kDivisorsAttr, divisors); // the launcher's arguments after the parameters
   func->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),

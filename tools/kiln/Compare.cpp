@@ -32,6 +32,9 @@ struct Row {
   bool hasPtx = false, hasCubin = false;
   int64_t dynamicShared = 0;                    // bytes: pipeline rings and their mbarriers
   std::vector<std::pair<std::string, int>> mix; // PTX instruction counts
+  /// Layout conversions (shared-memory round trips) per kernel, in launch
+  /// order.
+  std::vector<std::pair<std::string, int64_t>> conversions;
   double bytes = 0, flops = 0, estimateUs = 0;
   std::vector<std::vector<double>> outputs; // CPU run, every out / inout view
   double maxDiff = -1;                      // largest |difference| from another schedule
@@ -292,6 +295,15 @@ int kiln::compareSchedules(const CompareOptions &o) {
             row.kernels.push_back(line);
         }
         row.mix = instructionMix(build.ptx);
+        if (build.manifest.kernels.empty()) {
+          for (auto &[entry, n] : build.layoutConversions)
+            row.conversions.push_back({entry, n});
+        } else {
+          for (const KernelManifest &k : build.manifest.kernels)
+            if (auto it = build.layoutConversions.find(k.entry);
+                it != build.layoutConversions.end())
+              row.conversions.push_back({k.entry, it->second});
+        }
         auto gpu = assemble ? GpuKernel::load(build.manifest, build.cubin, error) : nullptr;
         if (gpu && harness) {
           std::vector<CheckResult> checks;
@@ -359,6 +371,12 @@ int kiln::compareSchedules(const CompareOptions &o) {
       for (auto &[k, n] : r.mix)
         mix.set(k, json::Value::num(n));
       v.set("ptx_mix", mix);
+      if (!r.conversions.empty()) {
+        json::Value conversions = json::Value::obj();
+        for (auto &[k, n] : r.conversions)
+          conversions.set(k, json::Value::num(n));
+        v.set("layout_conversions", conversions);
+      }
       v.set("bytes", json::Value::num(r.bytes));
       v.set("flops", json::Value::num(r.flops));
       v.set("roofline_us", json::Value::num(r.estimateUs));
@@ -422,6 +440,13 @@ int kiln::compareSchedules(const CompareOptions &o) {
           if (n)
             line += " " + k + ":" + std::to_string(n);
         std::printf("  ptx:%s\n", line.c_str());
+      }
+      if (!r.conversions.empty()) {
+        std::string line;
+        for (auto &[k, n] : r.conversions)
+          line += std::string(line.empty() ? " " : ", ") +
+                  (r.conversions.size() > 1 ? k + " " : "") + std::to_string(n);
+        std::printf("  layout conversions:%s\n", line.c_str());
       }
       if (!r.measured.empty()) {
         bool twin = r.measuredBuild != llvm::sys::path::stem(r.schedule);

@@ -179,6 +179,8 @@ bool kiln::buildForGpu(Compiled &c, bool assemble, GpuBuild &out, llvm::raw_ostr
     auto bytes = f->getAttrOfType<IntegerAttr>(tile::kDynamicSharedBytesAttr);
     if (!bytes)
       return;
+    if (auto n = f->getAttrOfType<IntegerAttr>(tile::kLayoutConversionsAttr))
+      out.layoutConversions[f.getSymName().str()] = n.getInt();
     std::vector<json::Value> divisors;
     if (auto exprs = f->getAttrOfType<ArrayAttr>(tile::kDivisorsAttr))
       for (Attribute e : exprs)

@@ -11,6 +11,8 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 
+#include <map>
+
 namespace kiln {
 
 struct Compiled {
@@ -38,6 +40,8 @@ struct GpuBuild {
   std::string ptx, cubin;
   PtxasReport report;
   KernelManifest manifest;
+  /// Per kernel entry: the layout conversions its lowering placed.
+  std::map<std::string, int64_t> layoutConversions;
 };
 
 /// Lowers a compiled op through the NVVM pipeline to PTX; with `assemble`,

@@ -52,12 +52,13 @@ usage:
                [--measured BENCH.json]
       Schedules of one op side by side: registers, shared memory and spills
       (ptxas), the PTX instruction mix (global loads / stores by width, FMA,
-      shuffles, special functions, barriers, TMA, mbarrier, MMA), the roofline
-      floor (fewest bytes and the tile IR's flops over the target's bandwidth
-      and rate), the largest output difference from the other schedules on
-      the CPU backend (same inputs), and the GPU time where a GPU is present;
-      for an op of several kernels, each kernel's registers, shared memory
-      and spills.
+      shuffles, special functions, barriers, TMA, mbarrier, MMA), the layout
+      conversions each kernel's lowering placed (shared-memory round trips),
+      the roofline floor (fewest bytes and the tile IR's flops over the
+      target's bandwidth and rate), the largest output difference from the
+      other schedules on the CPU backend (same inputs), and the GPU time
+      where a GPU is present; for an op of several kernels, each kernel's
+      registers, shared memory and spills.
       --json prints the same as JSON. --measured BENCH.json (written by
       bench/prefill_bench.py --json on a GPU machine) adds each schedule's
       measured times per shape, or its --retarget twin's (an sm_100a

@@ -7,7 +7,7 @@
 // CHECK: llvm.mlir.global internal @__kiln_scratch_0() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<256 x f32>
 // CHECK-LABEL: llvm.func @cols(
 // CHECK-SAME: %{{.*}}: i64, %{{.*}}: !llvm.ptr<1> {llvm.align = 16 : i64, llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr<1> {llvm.align = 16 : i64, llvm.noalias})
-// CHECK-SAME: attributes {kiln.dynamic_shared_bytes = 0 : i64, nvvm.kernel, nvvm.maxntid = array<i32: 64, 1, 1>}
+// CHECK-SAME: attributes {kiln.dynamic_shared_bytes = 0 : i64, kiln.layout_conversions = 0 : i64, nvvm.kernel, nvvm.maxntid = array<i32: 64, 1, 1>}
 // CHECK: nvvm.read.ptx.sreg.tid.x
 // CHECK: nvvm.read.ptx.sreg.ctaid.x
 // CHECK: llvm.load %{{.*}} invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
@@ -504,5 +504,28 @@ tile.kernel @wgmma_register_a(%N: index, %x: !tile.view<[N, 64, 64], bf16> {tile
   %r = tile.dot %q, %f : !tile.tile<64x64xf32>, !tile.tile<64x64xf32> -> !tile.tile<64x64xf32>
   %rt = tile.transpose %r [1, 0] : !tile.tile<64x64xf32> -> !tile.tile<64x64xf32>
   tile.store %rt, %y[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] : !tile.tile<64x64xf32>, !tile.view<[N, 64, 64], f32>
+  tile.return
+}
+
+// -----
+
+// A row sum broadcast back as a row needs one layout conversion (a
+// reduction is not made again): the function counts it for reports
+// (`kiln compare`), and it moves through the staging area between two
+// barriers.
+// CHECK-LABEL: llvm.func @one_conversion(
+// CHECK-SAME: kiln.layout_conversions = 1 : i64
+// CHECK: nvvm.barrier0
+// CHECK: nvvm.barrier0
+tile.kernel @one_conversion(%N: index, %x: !tile.view<[N, 64, 64], f32> {tile.access = "inout"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 4, mma = "none",
+      roles = [], pipelines = []>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] : !tile.view<[N, 64, 64], f32> -> !tile.tile<64x64xf32>
+  %s = tile.reduce sum %t axis 1 : !tile.tile<64x64xf32> -> !tile.tile<64xf32>
+  %b = tile.broadcast %s : !tile.tile<64xf32> -> !tile.tile<64x64xf32>
+  %u = tile.add %t, %b : !tile.tile<64x64xf32>
+  tile.store %u, %x[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] : !tile.tile<64x64xf32>, !tile.view<[N, 64, 64], f32>
   tile.return
 }
