@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "dsl/schedule/Schedule.h"
 
+#include "llvm/ADT/StringExtras.h"
+
 #include <yaml-cpp/yaml.h>
 
 #include <map>
@@ -446,13 +448,9 @@ void parseKernelKeys(const YAML::Node &root, Schedule &s) {
       }
       YAML::Node copy = required(p, "copy", "pipeline '" + pipe.name.name + "'");
       pipe.copy = {scalar(copy, "copy"), posOf(copy)};
-      if (!contains(t.copyKinds, pipe.copy.name)) {
-        std::string offered;
-        for (const std::string &k : t.copyKinds)
-          offered += (offered.empty() ? "" : ", ") + k;
+      if (!contains(t.copyKinds, pipe.copy.name))
         throw Reject{pipe.copy.pos, "target " + t.name + " cannot copy with '" + pipe.copy.name +
-                                        "' (it copies with " + offered + ")"};
-      }
+                                        "' (it copies with " + llvm::join(t.copyKinds, ", ") + ")"};
       s.pipelines.push_back(pipe);
     }
   }
