@@ -305,6 +305,7 @@ private:
   struct OperandAt {
     Value base;
     bool swizzled;
+    bool nMajor = false; // a B staged N-major (MmaTiling::nMajorSwizzleBytes)
   };
   /// A tensor-core product as the current role runs it: its tiling, the dot
   /// it pairs with (whose other operand is stacked below the first's), and
@@ -316,6 +317,7 @@ private:
     Value extra; // the pair's other operand
     const RingOperand *aRing = nullptr, *bRing = nullptr, *extraRing = nullptr;
     bool aSwizzled = false, bSwizzled = false;
+    bool bNMajor = false;
   };
   /// Plans `op`'s product on `warps` warps; the error is reported at `op`.
   FailureOr<Product> planProduct(DotOp op, MmaTiling::Kind kind, int64_t warps);
@@ -323,8 +325,13 @@ private:
   /// role's staging area.
   std::pair<OperandAt, OperandAt> operandsAt(const Product &p) {
     return {{p.aRing ? p.aRing->base : stagingBase(p.t.aOffset), p.aSwizzled},
-            {p.bRing ? p.bRing->base : stagingBase(p.t.bOffset), p.bSwizzled}};
+            {p.bRing ? p.bRing->base : stagingBase(p.t.bOffset), p.bSwizzled, p.bNMajor}};
   }
+  /// Whether `op`'s B is staged N-major: wgmma reads a 16-bit B laid out [K,
+  /// N] as it lies (the transpose bit), so its threads store their runs
+  /// along N whole instead of gathering K. Not for a B stacked beside
+  /// another, from a ring, or kept resident.
+  bool stagesBNMajor(DotOp op, const Product &p);
   /// The shared-memory descriptor of an operand starting `offset` bytes
   /// after `at.base`.
   Value operandDescriptor(const MmaTiling &t, OperandAt at, Value offset, int64_t rows);
@@ -348,7 +355,8 @@ private:
   /// One wgmma with A from `a` (inline PTX: MLIR's op reads A from shared
   /// memory only), B at descriptor `bDesc`, onto `acc` (scaled by 0 when
   /// `zero`).
-  Value wgmmaRegisterA(const MmaTiling &t, Value acc, ArrayRef<Value> a, Value bDesc, bool zero);
+  Value wgmmaRegisterA(const MmaTiling &t, Value acc, ArrayRef<Value> a, Value bDesc, bool zero,
+                       bool bNMajor);
   /// Visits the accumulator pairs of item (mTile, nPart) of a wgmma product
   /// planned as `t` that this thread holds: `visit(reg, row, col)` gets the
   /// first of the pair's two registers in the item's fragment, its result
@@ -434,7 +442,8 @@ private:
   }
   /// Byte offset of element (row, k) of an operand staged K-major for `t`
   /// with `rows` rows, from its region's start.
-  Value operandByteOffset(const MmaTiling &t, bool swizzled, int64_t rows, Value row, Value k);
+  Value operandByteOffset(const MmaTiling &t, bool swizzled, int64_t rows, Value row, Value k,
+                          bool nMajor = false);
   /// In a role that an issuer serves: hands the staged product over and
   /// waits until it is done (its result in tensor memory or, for wgmma, in
   /// the result rows).
@@ -448,10 +457,14 @@ private:
   struct StagedOperand {
     Value tile;
     bool kLast;
+    bool nMajor; // a B staged N-major: its rows are K's
     TileLayout l;
     int64_t vec;
+    /// Whether the staged rows run along the tile's last dim (K, or N for
+    /// an N-major B): then dim 0 indexes the staged rows.
+    bool rowsAlongLast() const { return kLast || nMajor; }
   };
-  StagedOperand stagedOperand(Value operand, bool isLhs, const MmaTiling &t);
+  StagedOperand stagedOperand(Value operand, bool isLhs, const MmaTiling &t, bool nMajor = false);
   /// The `vec` registers of `x` (layout `l`) from register index `ri` on
   /// along the tile's last dim, each cast to `elem`, as one vector.
   Value packRun(const TileLayout &l, const Regs &x, ArrayRef<int64_t> ri, int64_t vec, Type elem) {
@@ -471,12 +484,12 @@ private:
                                           : b.getF16Type();
   }
   /// Whether the swizzled layout saves bank conflicts staging `operand`.
-  bool swizzlePays(Value operand, bool isLhs, const MmaTiling &t);
+  bool swizzlePays(Value operand, bool isLhs, const MmaTiling &t, bool nMajor = false);
   /// Stages a tensor-core operand (the dot's lhs when `isLhs`) K-major at `region`
   /// of the staging area, its first row at staged row `rowOffset` (a
   /// multiple of 8).
   void stageMmaOperand(Value operand, bool isLhs, const MmaTiling &t, int64_t region, bool swizzled,
-                       int64_t rowOffset = 0);
+                       int64_t rowOffset = 0, bool nMajor = false);
   /// Stages an MN-major operand (K its tile's first dim) in two steps, when
   /// it is large enough to pay and its tile fits the result rows area:
   /// row-major there with vector stores, then each thread gathers 16 bytes
@@ -720,35 +733,39 @@ static bool foldedIntoTensorCoreDots(TransposeOp tr, ScheduleAttr schedule) {
 }
 
 GpuKernelLowering::StagedOperand GpuKernelLowering::stagedOperand(Value operand, bool isLhs,
-                                                                  const MmaTiling &t) {
+                                                                  const MmaTiling &t, bool nMajor) {
   // A transpose folded into the dot is staged from its input.
   auto [tile, transposed] = stagedTile(operand);
-  StagedOperand o{tile, false, {}, 1};
+  StagedOperand o{tile, false, nMajor, {}, 1};
   // Whether the staged tile's last dim is K: then a thread's consecutive
-  // registers along it fill one 16-byte piece of a row with a vector store.
+  // registers along it fill one 16-byte piece of a row with a vector store
+  // (so do they along N, for a B staged N-major).
   o.kLast = isLhs != transposed;
   o.l = layoutOf(o.tile);
   unsigned last = o.l.shape.size() - 1;
-  if (o.kLast && !o.l.isUnit(last))
+  if (o.rowsAlongLast() && !o.l.isUnit(last))
     o.vec = std::gcd(o.l.contiguous(last), t.perCore());
   return o;
 }
 
-bool GpuKernelLowering::swizzlePays(Value operand, bool isLhs, const MmaTiling &t) {
-  StagedOperand o = stagedOperand(operand, isLhs, t);
+bool GpuKernelLowering::swizzlePays(Value operand, bool isLhs, const MmaTiling &t, bool nMajor) {
+  StagedOperand o = stagedOperand(operand, isLhs, t, nMajor);
+  if (nMajor && !t.nMajorSwizzleBytes)
+    return false;
   // A warp stores 16 bytes a lane in phases of 8 lanes; the plain layout
   // keeps them in 8 bank groups only when those lanes are 8 rows.
-  unsigned rowDim = o.kLast ? 0 : 1, rowParent = o.l.dims[rowDim];
+  unsigned rowDim = o.rowsAlongLast() ? 0 : 1, rowParent = o.l.dims[rowDim];
   bool rowsPerPhase =
       !o.l.isUnit(rowDim) && o.l.laneStride(rowParent) == 1 && o.l.lanes[rowParent] >= 8;
   return o.vec > 1 && !rowsPerPhase && schedule.getSwizzle();
 }
 
 void GpuKernelLowering::stageMmaOperand(Value operand, bool isLhs, const MmaTiling &t,
-                                        int64_t region, bool swizzled, int64_t rowOffset) {
+                                        int64_t region, bool swizzled, int64_t rowOffset,
+                                        bool nMajor) {
   // Staged K-major: element (row, k) at t.operandOffset(row, k, ...), where
-  // row is A's m or B's n.
-  StagedOperand o = stagedOperand(operand, isLhs, t);
+  // row is A's m or B's n; N-major, row is B's k and k its n.
+  StagedOperand o = stagedOperand(operand, isLhs, t, nMajor);
   if (Operation *def = o.tile.getDefiningOp())
     if (const ResidentPlan *res = plan.residentTouchedBy(def))
       return stageResidentOperand(*res, cast<TileType>(o.tile.getType()).getElementType(), isLhs, t,
@@ -759,9 +776,10 @@ void GpuKernelLowering::stageMmaOperand(Value operand, bool isLhs, const MmaTili
   const TileLayout &l = o.l;
   int64_t vec = o.vec;
   Type stored = stagedOperandType(t);
-  unsigned last = l.shape.size() - 1, rowDim = o.kLast ? 0 : 1, kDim = o.kLast ? 1 : 0;
-  int64_t rows = isLhs ? t.rowsA : t.rowsB;
-  int64_t block = t.blockBytes(swizzled);
+  unsigned last = l.shape.size() - 1, rowDim = o.rowsAlongLast() ? 0 : 1,
+           kDim = o.rowsAlongLast() ? 1 : 0;
+  int64_t rows = nMajor ? t.K : isLhs ? t.rowsA : t.rowsB;
+  int64_t block = t.blockBytes(swizzled, nMajor);
 
   OpBuilder::InsertionGuard guard(b);
   if (Value owner = ownerPredicate(l)) {
@@ -774,7 +792,7 @@ void GpuKernelLowering::stageMmaOperand(Value operand, bool isLhs, const MmaTili
   // when they keep its permutation (whole 8-row atoms) and its byte in the
   // row (whole K blocks); other registers compute theirs.
   Value rowBase = add(bases[rowDim], cIndex(rowOffset)), kBase = bases[kDim];
-  Value threadStart = add(areaStart, operandByteOffset(t, swizzled, rows, rowBase, kBase));
+  Value threadStart = add(areaStart, operandByteOffset(t, swizzled, rows, rowBase, kBase, nMajor));
   const Regs &x = regs[tile];
   for (int64_t r = 0; r < l.numRegs(); ++r) {
     SmallVector<int64_t, 2> ri = l.regIndex(r);
@@ -784,10 +802,10 @@ void GpuKernelLowering::stageMmaOperand(Value operand, bool isLhs, const MmaTili
     bool samePermutation = !swizzled || rowC * block % MmaTiling::kAtomAlignment == 0;
     Value addr;
     if (samePermutation && kC * t.elemBytes % block == 0) {
-      addr = smemAt(add(threadStart, cIndex(t.linearOffset(rowC, kC, rows, swizzled))));
+      addr = smemAt(add(threadStart, cIndex(t.linearOffset(rowC, kC, rows, swizzled, nMajor))));
     } else {
       addr = smemAt(add(areaStart, operandByteOffset(t, swizzled, rows, add(rowBase, cIndex(rowC)),
-                                                     add(kBase, cIndex(kC)))));
+                                                     add(kBase, cIndex(kC)), nMajor)));
     }
     if (vec == 1) {
       LLVM::StoreOp::create(b, loc(), scalarCast(b, loc(), x[r], stored), addr);
@@ -804,7 +822,7 @@ bool GpuKernelLowering::stageByPieces(const StagedOperand &o, bool isLhs, const 
   // A tile of a few elements a thread keeps the direct stores: for a
   // handful of them the gather's barrier would sit on a latency-bound path
   // (the scan's Vnew^T).
-  if (!schedule.getGatherMnMajor() || o.kLast || type.getRank() != 2 || l.numRegs() < 8)
+  if (!schedule.getGatherMnMajor() || o.rowsAlongLast() || type.getRank() != 2 || l.numRegs() < 8)
     return false;
   Type elem = type.getElementType();
   int64_t elemBytes = elem.getIntOrFloatBitWidth() / 8,
@@ -878,11 +896,11 @@ bool GpuKernelLowering::stageByPieces(const StagedOperand &o, bool isLhs, const 
 }
 
 Value GpuKernelLowering::operandByteOffset(const MmaTiling &t, bool swizzled, int64_t rows,
-                                           Value row, Value k) {
+                                           Value row, Value k, bool nMajor) {
   // MmaTiling::operandOffset: the K block, then the row, then the byte in
   // the row XOR the row's permutation (which only moves bits [4, 7), left
   // 0 by a row's start).
-  int64_t block = t.blockBytes(swizzled);
+  int64_t block = t.blockBytes(swizzled, nMajor);
   Value kByte = mul(k, cIndex(t.elemBytes));
   Value kBlock = mul(arith::DivUIOp::create(b, loc(), kByte, cIndex(block)), cIndex(rows * block));
   Value byte = arith::RemUIOp::create(b, loc(), kByte, cIndex(block));
@@ -894,6 +912,16 @@ Value GpuKernelLowering::operandByteOffset(const MmaTiling &t, bool swizzled, in
     inBlock = arith::XOrIOp::create(b, loc(), inBlock, permutation);
   }
   return add(kBlock, inBlock);
+}
+
+bool GpuKernelLowering::stagesBNMajor(DotOp op, const Product &p) {
+  if (!p.t.readsBNMajor() || p.bRing || (p.extra && !p.pair->sharesRhs))
+    return false;
+  StagedOperand o = stagedOperand(op.getRhs(), /*isLhs=*/false, p.t);
+  if (o.kLast)
+    return false;
+  Operation *def = o.tile.getDefiningOp();
+  return !def || !plan.residentTouchedBy(def);
 }
 
 FailureOr<GpuKernelLowering::Product> GpuKernelLowering::planProduct(DotOp op, MmaTiling::Kind kind,
@@ -919,8 +947,9 @@ FailureOr<GpuKernelLowering::Product> GpuKernelLowering::planProduct(DotOp op, M
   p.aRing = inRing(op.getLhs());
   p.bRing = inRing(op.getRhs());
   p.extraRing = p.extra ? inRing(p.extra) : nullptr;
+  p.bNMajor = stagesBNMajor(op, p);
   p.aSwizzled = p.aRing || swizzlePays(op.getLhs(), /*isLhs=*/true, p.t);
-  p.bSwizzled = p.bRing || swizzlePays(op.getRhs(), /*isLhs=*/false, p.t);
+  p.bSwizzled = p.bRing || swizzlePays(op.getRhs(), /*isLhs=*/false, p.t, p.bNMajor);
   if (p.extra && !p.extraRing) {
     bool &half = p.pair->sharesRhs ? p.aSwizzled : p.bSwizzled;
     half = half && swizzlePays(p.extra, p.pair->sharesRhs, p.t);
@@ -958,7 +987,7 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
     staged = true;
   }
   if (!p.bRing) {
-    stageMmaOperand(op.getRhs(), /*isLhs=*/false, t, t.bOffset, p.bSwizzled);
+    stageMmaOperand(op.getRhs(), /*isLhs=*/false, t, t.bOffset, p.bSwizzled, 0, p.bNMajor);
     staged = true;
   }
   if (p.extra && !p.extraRing) {
@@ -1122,7 +1151,7 @@ std::optional<ARegisters> GpuKernelLowering::registerOperandA(DotOp op, const Mm
 }
 
 Value GpuKernelLowering::wgmmaRegisterA(const MmaTiling &t, Value acc, ArrayRef<Value> a,
-                                        Value bDesc, bool zero) {
+                                        Value bDesc, bool zero, bool bNMajor) {
   int64_t n = t.nChunk / 2;
   bool tf32 = t.operands == MmaTiling::Operands::TF32;
   const char *type = tf32 ? "tf32" : t.operands == MmaTiling::Operands::BF16 ? "bf16" : "f16";
@@ -1138,7 +1167,11 @@ Value GpuKernelLowering::wgmmaRegisterA(const MmaTiling &t, Value acc, ArrayRef<
   // them, then A's words and B's descriptor.
   text += "}, {$" + std::to_string(2 * n) + ", $" + std::to_string(2 * n + 1) + ", $" +
           std::to_string(2 * n + 2) + ", $" + std::to_string(2 * n + 3) + "}, $" +
-          std::to_string(2 * n + 4) + ", p, 1, 1" + (tf32 ? "" : ", 0") + ";\n}";
+          std::to_string(2 * n + 4) + ", p, 1, 1" +
+          (tf32      ? ""
+           : bNMajor ? ", 1"
+                     : ", 0") +
+          ";\n}";
   SmallVector<Value> operands;
   for (int64_t j = 0; j < n; ++j) {
     operands.push_back(LLVM::ExtractValueOp::create(b, loc(), acc, j));
@@ -1184,7 +1217,8 @@ Value GpuKernelLowering::operandDescriptor(const MmaTiling &t, OperandAt at, Val
       arith::AddIOp::create(b, loc(), areaAddr, arith::IndexCastOp::create(b, loc(), i64, offset));
   Value start = arith::ShRUIOp::create(
       b, loc(), arith::AndIOp::create(b, loc(), addr, i64Const(0x3FFFF)), i64Const(4));
-  return arith::OrIOp::create(b, loc(), start, i64Const(t.descriptorBits(rows, swizzled)));
+  return arith::OrIOp::create(b, loc(), start,
+                              i64Const(t.descriptorBits(rows, swizzled, at.nMajor)));
 }
 
 void GpuKernelLowering::forEachFragmentPair(
@@ -1235,7 +1269,11 @@ void GpuKernelLowering::issueWgmma(const MmaTiling &t, OperandAt a, OperandAt bA
     Value mTile = arith::DivUIOp::create(b, loc(), item, cIndex(t.nParts));
     Value nPart = arith::RemUIOp::create(b, loc(), item, cIndex(t.nParts));
     Value aStart = mul(mTile, cIndex(64 * t.blockBytes(aSwizzled)));
-    Value bStart = mul(nPart, cIndex(t.nChunk * t.blockBytes(bSwizzled)));
+    // K-major, a part's rows start nChunk rows on; N-major, its columns
+    // start nChunk x K elements on (whole N blocks of every K row).
+    Value bStart = mul(nPart, cIndex(bAt.nMajor ? t.nChunk * t.elemBytes * t.K
+                                                : t.nChunk * t.blockBytes(bSwizzled)));
+    int64_t bRows = bAt.nMajor ? t.K : t.rowsB;
     Value acc = LLVM::UndefOp::create(b, loc(), accType);
     int64_t first = round * t.nChunk / 2;
     if (fragment)
@@ -1246,21 +1284,26 @@ void GpuKernelLowering::issueWgmma(const MmaTiling &t, OperandAt a, OperandAt bA
       // One instruction reads 32 bytes of K: two plain K blocks, or part of
       // one swizzled block, whose rows the hardware permutes from the start
       // address on.
-      Value bStep = add(bStart, cIndex(t.linearOffset(0, s * t.kStep, t.rowsB, bSwizzled)));
+      // (N-major, a K step is kStep of B's rows.)
+      Value bStep =
+          add(bStart, cIndex(bAt.nMajor ? t.linearOffset(s * t.kStep, 0, bRows, bSwizzled, true)
+                                        : t.linearOffset(0, s * t.kStep, bRows, bSwizzled)));
       if (aRegs) {
         acc = wgmmaRegisterA(t, acc, (*aRegs)[round * (t.K / t.kStep) + s],
-                             operandDescriptor(t, bAt, bStep, t.rowsB), s == 0 && !fragment);
+                             operandDescriptor(t, bAt, bStep, bRows), s == 0 && !fragment,
+                             bAt.nMajor);
         continue;
       }
       Value aAt = add(aStart, cIndex(t.linearOffset(0, s * t.kStep, t.rowsA, aSwizzled)));
       acc = NVVM::WgmmaMmaAsyncOp::create(
           b, loc(), accType, acc, operandDescriptor(t, a, aAt, t.rowsA),
-          operandDescriptor(t, bAt, bStep, t.rowsB),
+          operandDescriptor(t, bAt, bStep, bRows),
           NVVM::MMAShapeAttr::get(ctx, 64, t.nChunk, t.kStep), wgmmaType(t.operands),
           wgmmaType(t.operands), NVVM::WGMMATypes::f32,
           s == 0 && !fragment ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
           NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
-          NVVM::MMALayout::col, NVVM::MMAIntOverflowAttr());
+          // B "row" (N-major) sets the transpose bit.
+          bAt.nMajor ? NVVM::MMALayout::row : NVVM::MMALayout::col, NVVM::MMAIntOverflowAttr());
     }
     NVVM::WgmmaGroupSyncAlignedOp::create(b, loc());
     NVVM::WgmmaWaitGroupSyncOp::create(b, loc(), 0);
@@ -1306,6 +1349,7 @@ void GpuKernelLowering::storeFragmentPair(const MmaTiling &t, Value dBase, Value
 void GpuKernelLowering::issueTcgen05Items(const MmaTiling &t, OperandAt a, OperandAt bAt,
                                           Value done, const ResidentPlan *onto,
                                           ArrayRef<const RingOperand *> freed) {
+  assert(!bAt.nMajor && "tcgen05 products stage B K-major");
   bool aSwizzled = a.swizzled, bSwizzled = bAt.swizzled;
   using Operands = MmaTiling::Operands;
   MLIRContext *ctx = b.getContext();

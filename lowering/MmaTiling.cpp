@@ -158,6 +158,11 @@ FailureOr<MmaTiling> MmaTiling::get(Kind kind, int64_t M, int64_t N, int64_t K, 
   t.rowsB = nPad;
   int64_t rowBytes = t.K * t.elemBytes; // a multiple of 32 (kStep)
   t.swizzleBytes = rowBytes % 128 == 0 ? 128 : rowBytes % 64 == 0 ? 64 : 32;
+  int64_t chunkBytes = t.nChunk * t.elemBytes;
+  t.nMajorSwizzleBytes = chunkBytes % 128 == 0  ? 128
+                         : chunkBytes % 64 == 0 ? 64
+                         : chunkBytes % 32 == 0 ? 32
+                                                : 0;
   t.aOffset = 0;
   t.bOffset = alignTo(t.rowsA * t.K * t.elemBytes, kAtomAlignment);
   t.dOffset = alignTo(t.bOffset + t.rowsB * t.K * t.elemBytes, 128);

@@ -92,6 +92,15 @@ struct MmaTiling {
   /// Bytes of K per swizzled row (S): 128, 64 or 32, the largest that
   /// divides a row of K.
   int64_t swizzleBytes = 0;
+  /// wgmma reads a 16-bit B N-major too (its transpose bit). Such a B is
+  /// staged in the K-major form with the roles of its dims swapped: its
+  /// rows are K's (t.K of them) and N runs along them, in blocks of this
+  /// many bytes when swizzled (128, 64 or 32, the largest that divides an
+  /// instruction's N; 0 when none does). Every helper below that takes
+  /// `nMajor` reads (row, k) as (k, n) then.
+  int64_t nMajorSwizzleBytes = 0;
+  /// Whether this product can read its B N-major.
+  bool readsBNMajor() const { return kind == Kind::Wgmma && operands != Operands::TF32; }
   /// Where a region of swizzled rows starts must be this aligned: the
   /// hardware swizzles absolute addresses in atoms of 8 rows.
   static constexpr int64_t kAtomAlignment = 1024;
@@ -100,33 +109,44 @@ struct MmaTiling {
   /// core-matrix layout (which the swizzle leaves alone). Threads holding
   /// one element of K each gain nothing from the swizzle, so those operands
   /// stay plain, where a thread's addresses are one base plus constants.
-  int64_t blockBytes(bool swizzled) const { return swizzled ? swizzleBytes : 16; }
+  int64_t blockBytes(bool swizzled, bool nMajor = false) const {
+    return !swizzled ? 16 : nMajor ? nMajorSwizzleBytes : swizzleBytes;
+  }
   /// The hardware's permutation of 16-byte pieces within a row.
   static int64_t swizzle(int64_t offset, int64_t block) {
     return offset ^ (((offset >> 7) & (block / 16 - 1)) << 4);
   }
   /// Byte offset, before the swizzle, of element (row, k) of an operand with
   /// `rows` staged rows.
-  int64_t linearOffset(int64_t row, int64_t k, int64_t rows, bool swizzled) const {
-    int64_t kByte = k * elemBytes, block = blockBytes(swizzled);
+  int64_t linearOffset(int64_t row, int64_t k, int64_t rows, bool swizzled,
+                       bool nMajor = false) const {
+    int64_t kByte = k * elemBytes, block = blockBytes(swizzled, nMajor);
     return kByte / block * rows * block + row * block + kByte % block;
   }
   /// Byte offset of element (row, k).
-  int64_t operandOffset(int64_t row, int64_t k, int64_t rows, bool swizzled) const {
-    return swizzle(linearOffset(row, k, rows, swizzled), blockBytes(swizzled));
+  int64_t operandOffset(int64_t row, int64_t k, int64_t rows, bool swizzled,
+                        bool nMajor = false) const {
+    return swizzle(linearOffset(row, k, rows, swizzled, nMajor), blockBytes(swizzled, nMajor));
   }
   /// The descriptor's fixed bits: the stride between 8-row groups (bits
   /// 32-45) and between K blocks (bits 16-29, unused when swizzled), in
   /// 16-byte units, and the layout. wgmma codes the layout in bits 62-63 (0
   /// plain, 1 for a 128-byte swizzle, 2 for 64, 3 for 32); tcgen05 in bits
   /// 61-63 (0 plain, 2, 4, 6) and wants 1 in bits 46-48 (its version).
-  int64_t descriptorBits(int64_t rows, bool swizzled) const {
+  /// N-major (rows of K, N blocks along them), the hardware names the
+  /// strides the other way round where the layout is plain: 8-row groups in
+  /// bits 16-29, N blocks in 32-45; swizzled, N blocks take bits 16-29.
+  int64_t descriptorBits(int64_t rows, bool swizzled, bool nMajor = false) const {
     int64_t version = kind == Kind::Tcgen05 ? int64_t(1) << 46 : 0;
+    if (!swizzled && nMajor)
+      return version | int64_t(128 >> 4) << 16 | (rows * 16 >> 4) << 32;
     if (!swizzled)
       return version | int64_t(128 >> 4) << 32 | (rows * 16 >> 4) << 16;
-    int64_t mode = swizzleBytes == 128 ? 1 : swizzleBytes == 64 ? 2 : 3;
+    int64_t block = blockBytes(swizzled, nMajor);
+    int64_t mode = block == 128 ? 1 : block == 64 ? 2 : 3;
     int64_t layout = kind == Kind::Tcgen05 ? (2 * mode) << 61 : mode << 62;
-    return layout | version | (8 * swizzleBytes >> 4) << 32 | int64_t(1) << 16;
+    int64_t blockStride = nMajor ? rows * block >> 4 : 1;
+    return layout | version | (8 * block >> 4) << 32 | blockStride << 16;
   }
   /// tcgen05's instruction descriptor: f32 accumulators (bits 4-5), the
   /// operand formats (bits 7-9 and 10-12: f16 0, bf16 1, tf32 2), both

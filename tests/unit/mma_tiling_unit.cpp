@@ -66,6 +66,28 @@ TEST_CASE("wgmma tiling: operand type, items and staging offsets", "[wgmma]") {
   CHECK(half->bOffset % MmaTiling::kAtomAlignment == 0);
   CHECK(half->operandOffset(2, 8, 64, true) == 2 * 64 + (1 ^ 1) * 16);
   CHECK(uint64_t(half->descriptorBits(64, true)) >> 62 == 2);
+  // Its B (32 x 128, N last) can be read N-major: rows of K (32 of them)
+  // with N along them in 128-byte blocks (an instruction's N is 256 bytes),
+  // N blocks K x 128 bytes apart, the swizzle permuting by the K row.
+  CHECK(half->readsBNMajor());
+  CHECK(half->nMajorSwizzleBytes == 128);
+  CHECK(half->operandOffset(9, 70, 32, true, true) ==
+        32 * 128 + 9 * 128 + ((6 * 2 / 16) ^ 1) * 16 + 6 * 2 % 16);
+  // The descriptor: 128-byte swizzle, 8 K rows 1024 bytes apart (bits
+  // 32-45), N blocks 4096 bytes apart (bits 16-29).
+  CHECK(half->descriptorBits(32, true, true) ==
+        (int64_t(1) << 62 | int64_t(1024 / 16) << 32 | int64_t(32 * 128 / 16) << 16));
+  // Plain N-major core matrices: 8 K rows of 16 bytes (8 N) together; the
+  // hardware then takes the 8-row stride from bits 16-29 and the N-block
+  // stride (K x 16 bytes) from bits 32-45.
+  CHECK(half->operandOffset(9, 70, 32, false, true) == 8 * 32 * 16 + 9 * 16 + 6 * 2);
+  CHECK(half->descriptorBits(32, false, true) ==
+        (int64_t(128 / 16) << 16 | int64_t(32 * 16 / 16) << 32));
+  // tf32 and tcgen05 products read B K-major only.
+  CHECK_FALSE(sq->readsBNMajor());
+  auto tc = MmaTiling::get(MmaTiling::Kind::Tcgen05, 64, 128, 32, bf16, bf16, 4, why);
+  REQUIRE(succeeded(tc));
+  CHECK_FALSE(tc->readsBNMajor());
 
   // Two 64-row tiles on one warpgroup: two rounds. N = 512 splits to 256s.
   auto tall = MmaTiling::get(MmaTiling::Kind::Wgmma, 128, 512, 16, f32, bf16, 4, why);

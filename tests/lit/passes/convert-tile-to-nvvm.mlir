@@ -199,8 +199,15 @@ tile.kernel @wgmma_dot(%N: index, %x: !tile.view<[N, 16, 16], f32> {tile.access 
 // -----
 
 // bf16 operands multiply as bf16 (m64n16k16): one instruction covers K = 16.
+// B is [K, N] with N along each thread's registers: staged N-major, as it
+// lies, 16 bytes of N a store (no gather of K), and read so through the
+// transpose bit (B <row>). Its descriptor: 32-byte swizzle (bits 62-63 =
+// 3), 8-row groups 256 bytes apart (bits 32-45 = 16), N blocks K x 32
+// bytes apart (bits 16-29 = 32): 0xC000001000200000.
 // CHECK-LABEL: llvm.func @wgmma_bf16(
-// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 16, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// CHECK: llvm.store {{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<3>
+// CHECK: arith.constant -4611685949705814016 : i64
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 16, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
 // CHECK-NOT: nvvm.wgmma.mma_async
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 tile.kernel @wgmma_bf16(%N: index, %x: !tile.view<[N, 16, 16], bf16> {tile.access = "in"}, %y: !tile.view<[N, 16, 16], f32> {tile.access = "out"}) attributes {dim_names = ["N"],
@@ -210,6 +217,24 @@ tile.kernel @wgmma_bf16(%N: index, %x: !tile.view<[N, 16, 16], bf16> {tile.acces
   %c0 = arith.constant 0 : index
   %t = tile.load %x[%n, %c0, %c0] window [1, 16, 16] keep [1, 2] : !tile.view<[N, 16, 16], bf16> -> !tile.tile<16x16xbf16>
   %p = tile.dot %t, %t : !tile.tile<16x16xbf16>, !tile.tile<16x16xbf16> -> !tile.tile<16x16xf32>
+  tile.store %p, %y[%n, %c0, %c0] window [1, 16, 16] keep [1, 2] : !tile.tile<16x16xf32>, !tile.view<[N, 16, 16], f32>
+  tile.return
+}
+
+// -----
+
+// A bf16 B that is a transpose ([N, K] rows, K along the registers) stays
+// K-major: no transpose bit (B <col>).
+// CHECK-LABEL: llvm.func @wgmma_bf16_k_major(
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 16, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+tile.kernel @wgmma_bf16_k_major(%N: index, %x: !tile.view<[N, 16, 16], bf16> {tile.access = "in"}, %y: !tile.view<[N, 16, 16], f32> {tile.access = "out"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 4, mma = "wgmma",
+      roles = [], pipelines = []>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%n, %c0, %c0] window [1, 16, 16] keep [1, 2] : !tile.view<[N, 16, 16], bf16> -> !tile.tile<16x16xbf16>
+  %tt = tile.transpose %t [1, 0] : !tile.tile<16x16xbf16> -> !tile.tile<16x16xbf16>
+  %p = tile.dot %t, %tt : !tile.tile<16x16xbf16>, !tile.tile<16x16xbf16> -> !tile.tile<16x16xf32>
   tile.store %p, %y[%n, %c0, %c0] window [1, 16, 16] keep [1, 2] : !tile.tile<16x16xf32>, !tile.view<[N, 16, 16], f32>
   tile.return
 }
