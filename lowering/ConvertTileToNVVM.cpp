@@ -1011,6 +1011,11 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
         fragment && op->getAttr(kLayoutAttr) == fragment &&
         (!pair || pair->second->getAttr(kLayoutAttr) == fragment))
       inFragment.emplace(t.rounds() * t.nChunk / 2);
+  // A wgmma product that staged nothing and leaves its result in registers
+  // used no shared memory of the role's: no barrier after it. (The ring
+  // stages it read go back below, each thread's arrival after its own wait;
+  // a stage is free once every consumer thread has arrived.)
+  bool registersOnly = false;
   if (plan.roles[role].issuer >= 0) {
     handOffProduct(t, /*readBack=*/!onto);
   } else if (kind == MmaTiling::Kind::Wgmma) {
@@ -1018,10 +1023,12 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
       syncRole();
     issueWgmma(t, a, bAt, onto ? &fragments[onto] : nullptr, inFragment ? &*inFragment : nullptr,
                aRegs ? &*aRegs : nullptr);
+    registersOnly = !staged && (onto || inFragment);
   } else {
     issueTcgen05(t, a, bAt, onto, ringStagesOf(p));
   }
-  syncRole();
+  if (!registersOnly)
+    syncRole();
   // The product has read its ring stages: give them back to the copies
   // (tcgen05's commit gave them back already).
   for (const RingOperand *r : {p.aRing, p.bRing, p.extraRing})

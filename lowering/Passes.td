@@ -335,7 +335,9 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
     columns t and t + 4 where the accumulators hold 2t and 2t + 1), and the
     product is `wgmma.mma_async` with A in registers as inline PTX (the NVVM
     op takes descriptors only); a product that stages nothing needs no
-    proxy fence or barrier before it. An operand
+    proxy fence or barrier before it, and one that also leaves its result
+    in registers none after it (each thread gives back the ring stages it
+    read after its own wait). An operand
     that a TMA ring brings and nothing else reads (KernelPlan decides) is not
     staged: its copies land in the swizzled K-major layout (one 128-byte
     swizzled box per K block), the descriptors point into the ring's stage,
