@@ -1,0 +1,515 @@
+//===- GpuKernelLowering.h - one tile kernel to NVVM, shared by its parts -===//
+//
+// convert-tile-to-nvvm lowers each kernel with one GpuKernelLowering; its
+// members are defined in ConvertTileToNVVM.cpp (layouts, accesses,
+// reductions, control flow, roles), TensorCoreProducts.cpp (dot: SIMT,
+// wgmma, tcgen05, residents) and PipelineRings.cpp (TMA rings and their
+// mbarriers). Internal to lowering/.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_LOWERING_GPUKERNELLOWERING_H
+#define KILN_LOWERING_GPUKERNELLOWERING_H
+
+#include "dsl/TileDialect.h"
+#include "dsl/schedule/Target.h"
+#include "lowering/KernelPlan.h"
+#include "lowering/KernelWalk.h"
+#include "lowering/Layout.h"
+#include "lowering/MmaTiling.h"
+#include "lowering/ScalarCodegen.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/IRMapping.h"
+
+#include <optional>
+
+namespace kiln::nvvm {
+
+using namespace mlir;
+using namespace kiln::tile;
+
+using Regs = SmallVector<Value, 8>;
+/// Per round and K step of a wgmma product, the A words of one thread.
+using ARegisters = SmallVector<SmallVector<Value, 4>>;
+
+/// A view argument: its global pointer, dims and row-major strides.
+struct ViewInfo {
+  Value ptr;
+  SmallVector<Value> dims, strides;
+  ViewType type;
+  bool readOnly = false;
+};
+
+/// Which bounds of a masked access into a view a run-time test must check,
+/// per view dim; the others hold at compile time.
+struct WindowBounds {
+  const ViewInfo &vi;
+  ArrayRef<Value> starts, floors, limits;
+  static std::optional<int64_t> constant(Value v) {
+    if (auto c = v.getDefiningOp<arith::ConstantIndexOp>())
+      return c.value();
+    return std::nullopt;
+  }
+  /// [start, start + extent) provably lies inside static view dim vd.
+  bool inside(unsigned vd, int64_t extent) const {
+    std::optional<int64_t> s = constant(starts[vd]);
+    return !vi.type.isDynamicDim(vd) && s && *s + extent <= vi.type.getShape()[vd];
+  }
+  /// A limit tighter than the view's own dim: it may end anywhere, even
+  /// inside a vector.
+  bool limitBinds(unsigned vd) const {
+    if (limits.empty())
+      return false;
+    std::optional<int64_t> c = constant(limits[vd]);
+    return !c || vi.type.isDynamicDim(vd) || *c < vi.type.getShape()[vd];
+  }
+  /// A floor other than 0: the window may start before a sub-view.
+  bool floorBinds(unsigned vd) const {
+    if (floors.empty())
+      return false;
+    std::optional<int64_t> c = constant(floors[vd]);
+    return !c || *c > 0;
+  }
+};
+
+class GpuKernelLowering {
+public:
+  GpuKernelLowering(KernelOp kernel, ModuleOp module, const KernelPlan &plan)
+      : kernel(kernel), module(module), b(kernel), schedule(kernel.getScheduleAttr()), plan(plan) {}
+  LogicalResult run();
+
+private:
+  KernelOp kernel;
+  ModuleOp module;
+  OpBuilder b;
+  ScheduleAttr schedule;
+  IRMapping map;                       // non-tile values to their copies
+  DenseMap<Value, Regs> regs;          // tile values to this thread's registers
+  DenseSet<Operation *> pairedSeconds; // dots lowered with the dot before them
+  /// Ring loads whose stage a tensor-core product reads in place: the ring,
+  /// the stage, and the address of the tile's rows there.
+  struct RingOperand {
+    const RingPlan *ring;
+    Value stage, base;
+  };
+  DenseMap<Value, RingOperand> ringOperands;
+  DenseMap<Value, ViewInfo> views;
+  const KernelPlan &plan;
+  unsigned role = 0; // the role being lowered
+  Value tid;         // index of the thread in the CTA
+  Value lane, warp;  // index; warp counts from the role's first warp
+  unsigned scratchCount = 0;
+  /// Per ring: its tensor map parameter and this thread's counts of copies
+  /// issued and of stages read (i32 allocas; SROA keeps them in registers).
+  SmallVector<Value> tensorMaps, issued, consumed;
+  /// Per store ring: this thread's count of stages written (the writer)
+  /// or copied out (the copier).
+  SmallVector<Value> stagesWritten, stagesCopied;
+  Value dynamicSmem; // ptr addrspace(3), base of the rings and mbarriers
+  /// This thread's count of waits on its role's MMA mbarrier (tcgen05's
+  /// commit, or an issuer's hand-overs; an i32 alloca), whose low bit is the
+  /// phase parity to wait for.
+  Value mmaWaits;
+  bool hasIssuer() const {
+    return llvm::any_of(plan.roles, [](const RolePlan &r) { return r.issuesMma; });
+  }
+  /// The CTA's tensor-memory address, read from where the allocation wrote
+  /// it (a shared load where it is used rather than a register held
+  /// through the kernel).
+  Value tmemBase() {
+    return LLVM::LoadOp::create(b, loc(), b.getI32Type(), smemAt(cIndex(plan.tmemSlotOffset)));
+  }
+  /// The tensor-memory address `columnAndLane` (lane in the high 16 bits)
+  /// past the CTA's allocation; its start when null.
+  Value tmemAt(Value columnAndLane = Value()) {
+    Value at = tmemBase();
+    if (columnAndLane)
+      at = arith::AddIOp::create(b, loc(), at, columnAndLane);
+    return LLVM::IntToPtrOp::create(b, loc(), LLVM::LLVMPointerType::get(b.getContext(), 6), at);
+  }
+
+  Location loc() { return kernel.getLoc(); }
+  SmallVector<Value> mapped(ValueRange vs) {
+    return llvm::map_to_vector(vs, [&](Value v) { return map.lookup(v); });
+  }
+  Value cIndex(int64_t v) { return arith::ConstantIndexOp::create(b, loc(), v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc(), x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc(), x, y); }
+  Value eq(Value x, int64_t v) {
+    return arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::eq, x, cIndex(v));
+  }
+  Value andOf(Value x, Value y) {
+    return x ? arith::AndIOp::create(b, loc(), x, y).getResult() : y;
+  }
+  Value below(Value x, int64_t bound) {
+    return arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult, x, cIndex(bound));
+  }
+  /// Moves the builder into a new branch taken when `cond` holds; callers
+  /// hold an InsertionGuard to come back out.
+  void enterIf(Value cond) {
+    auto branch = scf::IfOp::create(b, loc(), TypeRange{}, cond, false);
+    b.setInsertionPoint(branch.thenBlock()->getTerminator());
+  }
+  /// Orders this thread's generic-proxy shared-memory writes before the
+  /// async proxy's reads (tensor cores, bulk copies).
+  void fenceAsyncProxy() {
+    MLIRContext *ctx = b.getContext();
+    NVVM::FenceProxyOp::create(b, loc(),
+                               NVVM::ProxyKindAttr::get(ctx, NVVM::ProxyKind::async_shared),
+                               NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+  }
+  /// This warpgroup's piece of `round` when `total` pieces are dealt to the
+  /// role's `groups` warpgroups in turn; where the round runs out of pieces,
+  /// the builder enters a branch the idle warpgroups skip (callers hold an
+  /// InsertionGuard).
+  Value warpgroupTurn(Value wg, int64_t round, int64_t groups, int64_t total) {
+    Value piece = add(wg, cIndex(round * groups));
+    if ((round + 1) * groups > total)
+      enterIf(below(piece, total));
+    return piece;
+  }
+  Value laneI32() { return arith::IndexCastOp::create(b, loc(), b.getI32Type(), lane); }
+  /// The 32-bit `v` of lane `from` (an i32) of this warp.
+  Value shuffleIndexed(Value v, Value from) {
+    Type i32 = b.getI32Type();
+    return NVVM::ShflOp::create(b, loc(), i32, LLVM::ConstantOp::create(b, loc(), i32, -1), v, from,
+                                LLVM::ConstantOp::create(b, loc(), i32, 0x1f), NVVM::ShflKind::idx,
+                                UnitAttr());
+  }
+  /// Moves the builder into a branch only the CTA's first warp takes.
+  void enterFirstWarp() { enterIf(eq(arith::DivUIOp::create(b, loc(), tid, cIndex(32)), 0)); }
+  void tcgen05Fence(NVVM::Tcgen05FenceKind kind) {
+    NVVM::Tcgen05FenceOp::create(b, loc(), NVVM::Tcgen05FenceKindAttr::get(b.getContext(), kind));
+  }
+  /// Warps a tile layout spans: those of a computing role.
+  int64_t numWarps() { return plan.layoutWarps; }
+  Value cI32(int64_t v) { return arith::ConstantIntOp::create(b, loc(), v, 32); }
+  bool runs(Operation *op) { return plan.roles[role].runs.contains(op); }
+  /// The role whose staging area, tensor-memory columns and mbarriers the
+  /// current role's products use: the served role's, for an issuer.
+  const RolePlan &productRole() {
+    const RolePlan &rp = plan.roles[role];
+    return rp.issuesMma ? plan.roles[rp.serves] : rp;
+  }
+  /// Moves the builder into a new branch that only the role's first thread
+  /// runs; callers hold an InsertionGuard to come back out.
+  void enterLeaderOnly() {
+    auto leader = scf::IfOp::create(b, loc(), TypeRange{}, andOf(eq(lane, 0), eq(warp, 0)), false);
+    b.setInsertionPoint(leader.thenBlock()->getTerminator());
+  }
+  /// Synchronises the threads of the current role.
+  void syncRole();
+  /// Address `bytes` into dynamic shared memory.
+  Value smemAt(Value byteOffset);
+  /// Shared memory `bytes` into stage `stage` of `ring`.
+  Value ringStage(const RingStages &ring, Value stage, int64_t bytes = 0);
+  Value ringBarrier(const RingStages &ring, Value index);
+  /// The empty mbarrier of stage `stage` (the full one is ringBarrier(stage)).
+  Value emptyBarrier(const RingStages &ring, Value stage) {
+    return ringBarrier(ring, add(stage, cIndex(ring.depth)));
+  }
+  /// Stage and phase parity of the next use of a ring by this thread, from
+  /// the counter at `counter`.
+  std::pair<Value, Value> ringPosition(const RingStages &ring, Value counter);
+  void bumpCounter(Value counter);
+  void waitBarrier(Value barrier, Value parity);
+  LogicalResult lowerRingLoad(const RingPlan &ring, LoadOp load);
+  /// A store handed to another role: its writer fills a stage, its copier
+  /// copies the stage out row by row.
+  LogicalResult lowerRingStore(const StoreRingPlan &ring, StoreOp store);
+  /// The copier's part: bulk copies of whole rows inside the store's limits
+  /// (plain stores where a row is cut or misaligned).
+  void copyStageOut(StoreOp store, Value stage);
+  /// A view of a ring stage holding `tile`'s elements dense and row-major.
+  ViewInfo denseStage(Value base, TileType tile);
+  /// Allocates tensor memory and initialises the rings' and roles'
+  /// mbarriers, then synchronises the CTA.
+  void initShared();
+  /// Frees the tensor memory once every thread is done.
+  void freeTensorMemory();
+  /// Lowers role r's branch; with `setRegs`, it starts with the role's
+  /// setmaxnreg (roles sharing a warpgroup take theirs before they split).
+  LogicalResult lowerRole(unsigned r, Block &body, const IRMapping &entryMap, bool setRegs);
+  void setRoleRegisters(const RolePlan &rp);
+
+  /// Layout of a tile value (from its op, or for loop-carried values, from
+  /// the value that initialises them).
+  TileLayout layoutOf(Value v);
+  Value laneCoord(const TileLayout &l, unsigned p);
+  Value warpCoord(const TileLayout &l, unsigned p);
+  /// This thread's first element along tile dim d.
+  Value threadBase(const TileLayout &l, unsigned d);
+  /// True in the one thread of each group holding copies of the same
+  /// elements; null when no thread holds a copy.
+  Value ownerPredicate(const TileLayout &l);
+
+  LogicalResult lowerBlock(Block &block);
+  LogicalResult lowerOp(Operation *op);
+  LogicalResult lowerFor(scf::ForOp op);
+  LogicalResult lowerProgramIds(ProgramIdsOp op);
+  /// A load into `tile` or a store of it; the tile's shape is the window's
+  /// `keep` dims.
+  LogicalResult lowerAccess(const ViewInfo &vi, ArrayRef<Value> starts, ArrayRef<Value> floors,
+                            ArrayRef<Value> limits, ArrayRef<int64_t> keep, bool masked, Value tile,
+                            bool isLoad, double other);
+  LogicalResult lowerReduce(ReduceOp op);
+
+  // Moving tiles through the role's staging area in shared memory.
+  /// This thread's first element along every tile dim (threadBase of each).
+  SmallVector<Value> threadBases(const TileLayout &l);
+  /// This thread's coordinate of register r along every tile dim.
+  SmallVector<Value> regCoords(const TileLayout &l, ArrayRef<Value> bases, int64_t r);
+  /// Element `linear` of an `elem` array at the shared-memory address `base`.
+  Value sharedElem(Value base, Type elem, Value linear);
+  /// Writes `tile` row-major at `base` (each element by one thread).
+  void stageOut(Value tile, Value base);
+  /// Writes `convert` of each element of `tile` at `address` of its
+  /// coordinates (each element by one thread).
+  void stageOutWith(Value tile, function_ref<Value(Value)> convert,
+                    function_ref<Value(ArrayRef<Value>)> address);
+  /// Reads this thread's registers of layout `l` from `base`; `linear` maps
+  /// a register's coordinates to the row-major index it reads.
+  Regs stageIn(const TileLayout &l, Type elem, Value base,
+               function_ref<Value(ArrayRef<Value>)> linear);
+  Value stagingBase(int64_t extraBytes = 0);
+  Value rowMajor(ArrayRef<Value> coords, ArrayRef<int64_t> shape);
+  LogicalResult lowerDot(DotOp op);
+  /// The result's registers of a transpose whose result layout is its
+  /// input's with the dims permuted alike (tile-assign-layouts makes that
+  /// so around accumulator fragments): the input's registers renumbered,
+  /// nothing moved. None for any other pair of layouts.
+  std::optional<Regs> transposedInRegisters(TransposeOp tr);
+  /// A dot on tensor cores: both operands staged in shared memory, the
+  /// products issued as `t.kind` says, the result read back through the
+  /// staging area's f32 rows.
+  LogicalResult lowerTensorCoreDot(DotOp op, MmaTiling::Kind kind);
+  /// Where a product reads an operand: its staged (or ring) rows, and
+  /// whether swizzled.
+  struct OperandAt {
+    Value base;
+    bool swizzled;
+    bool nMajor = false; // a B staged N-major (MmaTiling::nMajorSwizzleBytes)
+  };
+  /// A tensor-core product as the current role runs it: its tiling, the dot
+  /// it pairs with (whose other operand is stacked below the first's), and
+  /// where each operand is read: a TMA ring stage or the staging area,
+  /// swizzled or not.
+  struct Product {
+    MmaTiling t;
+    std::optional<DotPair> pair;
+    Value extra; // the pair's other operand
+    const RingOperand *aRing = nullptr, *bRing = nullptr, *extraRing = nullptr;
+    bool aSwizzled = false, bSwizzled = false;
+    bool bNMajor = false;
+  };
+  /// Plans `op`'s product on `warps` warps; the error is reported at `op`.
+  FailureOr<Product> planProduct(DotOp op, MmaTiling::Kind kind, int64_t warps);
+  /// Where the product's descriptors point: its ring stages, or the product
+  /// role's staging area.
+  std::pair<OperandAt, OperandAt> operandsAt(const Product &p) {
+    return {{p.aRing ? p.aRing->base : stagingBase(p.t.aOffset), p.aSwizzled},
+            {p.bRing ? p.bRing->base : stagingBase(p.t.bOffset), p.bSwizzled, p.bNMajor}};
+  }
+  /// Whether `op`'s B is staged N-major: wgmma reads a 16-bit B laid out [K,
+  /// N] as it lies (the transpose bit), so its threads store their runs
+  /// along N whole instead of gathering K. Not for a B stacked beside
+  /// another, from a ring, or kept resident.
+  bool stagesBNMajor(DotOp op, const Product &p);
+  /// The shared-memory descriptor of an operand starting `offset` bytes
+  /// after `at.base`.
+  Value operandDescriptor(const MmaTiling &t, OperandAt at, Value offset, int64_t rows);
+  /// wgmma: each warpgroup runs its items and writes their fragments to the
+  /// result rows at t.dOffset of the staging area.
+  /// Issues the items of a wgmma product planned as `t`, each warpgroup its
+  /// turns, and writes the results to the f32 rows at t.dOffset; or, given
+  /// `fragment` (a resident's registers), accumulates onto it and writes
+  /// nothing.
+  /// With `results` (a product whose result tile has t.fragmentLayout()),
+  /// leaves each accumulator in the result's registers instead.
+  void issueWgmma(const MmaTiling &t, OperandAt a, OperandAt b, Regs *fragment = nullptr,
+                  Regs *results = nullptr, const ARegisters *aRegs = nullptr);
+  /// wgmma with A from registers: the four 32-bit words of this thread's A
+  /// fragment for each round and K step (round * K steps + step), where the
+  /// dot's lhs is held as wgmma reads it: the result of a product in its
+  /// fragment layout (through elementwise ops), or a cast of a resident kept
+  /// in registers. The warpgroups must hold exactly the 64-row tiles they
+  /// multiply. None otherwise: then A is staged.
+  std::optional<ARegisters> registerOperandA(DotOp op, const MmaTiling &t);
+  /// One wgmma with A from `a` (inline PTX: MLIR's op reads A from shared
+  /// memory only), B at descriptor `bDesc`, onto `acc` (scaled by 0 when
+  /// `zero`).
+  Value wgmmaRegisterA(const MmaTiling &t, Value acc, ArrayRef<Value> a, Value bDesc, bool zero,
+                       bool bNMajor);
+  /// Visits the accumulator pairs of item (mTile, nPart) of a wgmma product
+  /// planned as `t` that this thread holds: `visit(reg, row, col)` gets the
+  /// first of the pair's two registers in the item's fragment, its result
+  /// row and its first column.
+  void forEachFragmentPair(const MmaTiling &t, Value mTile, Value nPart,
+                           function_ref<void(int64_t reg, Value row, Value col)> visit);
+  /// Stores the accumulator pair (x0, x1) at (row, col) of a wgmma product
+  /// planned as `t` to its f32 result rows at `dBase`, unless the pair lies
+  /// past the result (rows padding M to 64, columns past N).
+  void storeFragmentPair(const MmaTiling &t, Value dBase, Value row, Value col, Value x0, Value x1);
+  /// A resident kept in registers: visits the items its warpgroup holds
+  /// (as forEachFragmentPair), `reg` counting over all of them.
+  void forEachResidentPair(const MmaTiling &t,
+                           function_ref<void(int64_t reg, Value row, Value col)> visit);
+  /// tcgen05: the role's first thread issues every item into the role's
+  /// tensor-memory columns and commits to the role's mbarrier; the role
+  /// waits on it and its warpgroups copy the columns to the result rows.
+  void issueTcgen05(const MmaTiling &t, OperandAt a, OperandAt b, const ResidentPlan *onto,
+                    ArrayRef<const RingOperand *> freed);
+  /// tcgen05 from the current thread: every item into the product role's
+  /// columns (accumulating onto `onto`'s, when given), then a commit that
+  /// arrives on `done` and one on the empty mbarrier of each ring stage in
+  /// `freed` (read in place: the products' completion frees it).
+  void issueTcgen05Items(const MmaTiling &t, OperandAt a, OperandAt b, Value done,
+                         const ResidentPlan *onto, ArrayRef<const RingOperand *> freed);
+  /// The ring stages a product reads in place (null where an operand is staged).
+  static SmallVector<const RingOperand *, 3> ringStagesOf(const Product &p) {
+    SmallVector<const RingOperand *, 3> out;
+    for (const RingOperand *r : {p.aRing, p.bRing, p.extraRing})
+      if (r)
+        out.push_back(r);
+    return out;
+  }
+  /// Waits for the next phase of `barrier`, counting this thread's waits.
+  void waitCounted(Value barrier);
+  /// tcgen05: the role's warpgroups copy the product's columns to the
+  /// result rows at t.dOffset of the staging area.
+  void readTensorMemory(const MmaTiling &t) {
+    copyColumnsToRows(t, productRole().tmemColumnOffset);
+  }
+  /// Visits each block of t.loadColumns columns of an accumulator planned as
+  /// `t` at tensor-memory column `columnBase` that this thread's warpgroup
+  /// takes: `visit(at, row, col0, inside)` gets the block's address in this
+  /// warp's lanes, the tile row this lane reaches there, the block's first
+  /// tile column, and whether that row is one of the tile's (null: always).
+  /// The whole warp runs `visit` (tcgen05.ld and st are warp-wide).
+  void forEachColumnBlock(const MmaTiling &t, int64_t columnBase,
+                          function_ref<void(Value at, Value row, Value col0, Value inside)> visit);
+  /// tcgen05.ld of `n` 32-bit columns at `at`, returned once they have
+  /// arrived (tcgen05.wait::ld).
+  SmallVector<Value> loadColumns(Value at, int64_t n);
+  /// tcgen05.st of the 32-bit `words` (a vector) to the columns at `at`.
+  void storeColumns(Value at, Value words) {
+    NVVM::Tcgen05StOp::create(
+        b, loc(), UnitAttr(),
+        NVVM::Tcgen05LdStShapeAttr::get(b.getContext(), NVVM::Tcgen05LdStShape::SHAPE_32X32B), at,
+        words, Value());
+  }
+  /// Copies the accumulator at `columnBase` to the result rows at t.dOffset.
+  void copyColumnsToRows(const MmaTiling &t, int64_t columnBase);
+  // A resident tile (KernelPlan's ResidentPlan) lives where its update
+  // product accumulates, in that product's layout: tensor-memory columns,
+  // or the wgmma fragment in `fragments`.
+  MmaTiling residentTiling(const ResidentPlan &res);
+  DenseMap<const ResidentPlan *, Regs> fragments;
+  /// Writes `tile` (in registers) to the resident's columns, through the
+  /// result rows of the staging area.
+  void writeResident(const ResidentPlan &res, Value tile);
+  /// Reads the resident's columns into `result`'s registers.
+  void readResident(const ResidentPlan &res, Value result);
+  /// Multiplies the resident's columns by `factor` where they are.
+  void scaleResident(const ResidentPlan &res, Value factor);
+  /// Stages a copy of the resident cast to `copyElem` (the operand of a
+  /// product planned as `t`) straight from its columns: each lane converts
+  /// its row's columns and stores them K-major at `region`, rows from
+  /// `rowOffset`.
+  void stageResidentOperand(const ResidentPlan &res, Type copyElem, bool isLhs, const MmaTiling &t,
+                            int64_t region, bool swizzled, int64_t rowOffset);
+  /// The resident `op` (a dot) accumulates onto, or null.
+  const ResidentPlan *accumulatesOnto(Operation *op) {
+    const ResidentPlan *res = plan.residentTouchedBy(op);
+    return res && res->update == op ? res : nullptr;
+  }
+  /// Byte offset of element (row, k) of an operand staged K-major for `t`
+  /// with `rows` rows, from its region's start.
+  Value operandByteOffset(const MmaTiling &t, bool swizzled, int64_t rows, Value row, Value k,
+                          bool nMajor = false);
+  /// In a role that an issuer serves: hands the staged product over and
+  /// waits until it is done (its result in tensor memory or, for wgmma, in
+  /// the result rows).
+  void handOffProduct(const MmaTiling &t, bool readBack = true);
+  /// In an issuing role: waits for the served role's operands, then issues
+  /// the product (of `op`, or the pair it starts) and signals it done.
+  LogicalResult issueServedProduct(DotOp op, MmaTiling::Kind kind);
+  /// A tensor-core operand as staged: the tile whose registers are written (a
+  /// folded transpose's input), whether its last dim is K, its layout, and
+  /// the elements of K a thread writes at once.
+  struct StagedOperand {
+    Value tile;
+    bool kLast;
+    bool nMajor; // a B staged N-major: its rows are K's
+    TileLayout l;
+    int64_t vec;
+    /// Whether the staged rows run along the tile's last dim (K, or N for
+    /// an N-major B): then dim 0 indexes the staged rows.
+    bool rowsAlongLast() const { return kLast || nMajor; }
+  };
+  StagedOperand stagedOperand(Value operand, bool isLhs, const MmaTiling &t, bool nMajor = false);
+  /// The `vec` registers of `x` (layout `l`) from register index `ri` on
+  /// along the tile's last dim, each cast to `elem`, as one vector.
+  Value packRun(const TileLayout &l, const Regs &x, ArrayRef<int64_t> ri, int64_t vec, Type elem) {
+    Value v = LLVM::UndefOp::create(b, loc(), VectorType::get({vec}, elem));
+    SmallVector<int64_t, 2> rj(ri);
+    for (int64_t j = 0; j < vec; ++j, ++rj.back())
+      v = LLVM::InsertElementOp::create(b, loc(), v, scalarCast(b, loc(), x[l.regNumber(rj)], elem),
+                                        cI32(j));
+    return v;
+  }
+  /// The element type a product's operands are staged as: tf32 operands are
+  /// f32 bits (the tensor cores read the top 19), others as they are.
+  Type stagedOperandType(const MmaTiling &t) {
+    using Operands = MmaTiling::Operands;
+    return t.operands == Operands::TF32   ? (Type)b.getF32Type()
+           : t.operands == Operands::BF16 ? b.getBF16Type()
+                                          : b.getF16Type();
+  }
+  /// Whether the swizzled layout saves bank conflicts staging `operand`.
+  bool swizzlePays(Value operand, bool isLhs, const MmaTiling &t, bool nMajor = false);
+  /// Stages a tensor-core operand (the dot's lhs when `isLhs`) K-major at `region`
+  /// of the staging area, its first row at staged row `rowOffset` (a
+  /// multiple of 8).
+  void stageMmaOperand(Value operand, bool isLhs, const MmaTiling &t, int64_t region, bool swizzled,
+                       int64_t rowOffset = 0, bool nMajor = false);
+  /// Stages an MN-major operand (K its tile's first dim) in two steps, when
+  /// it is large enough to pay and its tile fits the result rows area:
+  /// row-major there with vector stores, then each thread gathers 16 bytes
+  /// of K of one staged row and stores them whole. Storing it directly puts
+  /// one element a lane into rows 16 bytes x 4 apart, 16 lanes on one bank.
+  /// False when it does not apply.
+  bool stageByPieces(const StagedOperand &o, bool isLhs, const MmaTiling &t, int64_t region,
+                     bool swizzled, int64_t rowOffset);
+  /// A staging by pieces wrote the result rows area and its gathers may
+  /// still be reading it: the next one waits for the role first.
+  bool piecesPending = false;
+  LogicalResult lowerCumsum(CumsumOp op);
+  /// A fresh shared-memory array of `count` elements; returns its address.
+  Value scratchBuffer(Type elem, int64_t count);
+};
+
+/// A transpose whose only users are dots on tensor cores: the dots stage
+/// its input directly (a K-major operand is the transposed one's rows).
+inline bool foldedIntoTensorCoreDots(TransposeOp tr, ScheduleAttr schedule) {
+  return MmaTiling::kindOf(schedule.getMma()) && foldsIntoDots(tr);
+}
+
+/// Whether `v` is provably a multiple of `n` (constants, and products or
+/// sums of such).
+inline bool knownMultipleOf(Value v, int64_t n) {
+  if (n <= 1)
+    return true;
+  if (auto c = v.getDefiningOp<arith::ConstantIndexOp>())
+    return c.value() % n == 0;
+  if (auto m = v.getDefiningOp<arith::MulIOp>())
+    return knownMultipleOf(m.getLhs(), n) || knownMultipleOf(m.getRhs(), n);
+  if (auto a = v.getDefiningOp<arith::AddIOp>())
+    return knownMultipleOf(a.getLhs(), n) && knownMultipleOf(a.getRhs(), n);
+  return false;
+}
+
+} // namespace kiln::nvvm
+
+#endif

@@ -1,0 +1,288 @@
+//===- PipelineRings.cpp - TMA rings in a GPU kernel ----------------------===//
+//
+// The pipelines of convert-tile-to-nvvm: loads carried by a TMA ring
+// (the issuing role waits for a free stage, arrives with the expected
+// bytes and copies; readers wait for the full stage, read and give it
+// back) and stores handed to a copying role through a store ring.
+//
+//===----------------------------------------------------------------------===//
+#include "lowering/GpuKernelLowering.h"
+
+using namespace mlir;
+using namespace kiln::tile;
+
+namespace kiln::nvvm {
+
+Value GpuKernelLowering::ringStage(const RingStages &ring, Value stage, int64_t bytes) {
+  return smemAt(add(cIndex(ring.offset + bytes), mul(stage, cIndex(ring.stageStride))));
+}
+
+Value GpuKernelLowering::ringBarrier(const RingStages &ring, Value index) {
+  return smemAt(add(cIndex(ring.barrierOffset), mul(index, cIndex(8))));
+}
+
+std::pair<Value, Value> GpuKernelLowering::ringPosition(const RingStages &ring, Value counter) {
+  Value n = LLVM::LoadOp::create(b, loc(), b.getI32Type(), counter);
+  Value nIdx = arith::IndexCastUIOp::create(b, loc(), b.getIndexType(), n);
+  Value stage = arith::RemUIOp::create(b, loc(), nIdx, cIndex(ring.depth));
+  Value round = arith::DivUIOp::create(b, loc(), n, cI32(ring.depth));
+  Value parity = arith::AndIOp::create(b, loc(), round, cI32(1));
+  return {stage, parity};
+}
+
+void GpuKernelLowering::bumpCounter(Value counter) {
+  Value n = LLVM::LoadOp::create(b, loc(), b.getI32Type(), counter);
+  LLVM::StoreOp::create(b, loc(), arith::AddIOp::create(b, loc(), n, cI32(1)), counter);
+}
+
+void GpuKernelLowering::waitBarrier(Value barrier, Value parity) {
+  NVVM::MBarrierTryWaitParityOp::create(b, loc(), barrier, parity, cI32(0x989680));
+}
+
+LogicalResult GpuKernelLowering::lowerRingLoad(const RingPlan &ring, LoadOp load) {
+  unsigned index = &ring - plan.rings.data();
+  TileType tileType = load.getResult().getType();
+  if (ring.issuer == role) {
+    // One thread issues: the role's only thread when it just copies.
+    OpBuilder::InsertionGuard guard(b);
+    if (!plan.roles[role].copyOnly)
+      enterLeaderOnly();
+    auto [stage, parity] = ringPosition(ring, issued[index]);
+    // The readers released this stage (a fresh barrier passes parity 1).
+    waitBarrier(emptyBarrier(ring, stage), arith::XOrIOp::create(b, loc(), parity, cI32(1)));
+    Value full = ringBarrier(ring, stage);
+    NVVM::MBarrierArriveExpectTxOp::create(b, loc(), Type(), full, cI32(ring.stageBytes),
+                                           NVVM::MemScopeKind::CTA, false, Value());
+    // Coordinates innermost first, as the tensor map lists its dims. A
+    // tensor-core operand comes as one box per K block (the swizzle's row).
+    SmallVector<Value> coords;
+    for (Value i : llvm::reverse(load.getIndices()))
+      coords.push_back(arith::IndexCastOp::create(b, loc(), b.getI32Type(), map.lookup(i)));
+    Value inner = coords.front();
+    for (int64_t block = 0; block < ring.kBlocks; ++block) {
+      coords.front() = arith::AddIOp::create(b, loc(), inner, cI32(block * ring.box.back()));
+      NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+          b, loc(), ringStage(ring, stage, block * ring.kBlockStride), tensorMaps[index], coords,
+          full, ValueRange{}, Value(), Value(), NVVM::TMALoadMode::TILE, /*isCTAOnly=*/true,
+          NVVM::CTAGroupKindAttr(), Value());
+    }
+    bumpCounter(issued[index]);
+  }
+  // An issuer also reads the stages of tensor-core operands in place, after
+  // their copies land; it reads nothing else, and frees nothing (the served
+  // role releases them).
+  bool issuerReads = plan.roles[role].issuesMma && ring.mmaOperand();
+  if (!ring.consumedBy[role] && !issuerReads)
+    return success();
+  auto [stage, parity] = ringPosition(ring, consumed[index]);
+  waitBarrier(ringBarrier(ring, stage), parity);
+  if (ring.mmaOperand()) {
+    // Its product reads the stage in place and releases it.
+    ringOperands[load.getResult()] = {&ring, stage, ringStage(ring, stage)};
+    bumpCounter(consumed[index]);
+    return success();
+  }
+  // The stage holds the box row-major: the tile, dense.
+  ViewInfo stageView = denseStage(ringStage(ring, stage), tileType);
+  SmallVector<Value> zeros(tileType.getRank(), cIndex(0));
+  SmallVector<int64_t> keep = llvm::to_vector(llvm::seq<int64_t>(0, tileType.getRank()));
+  // The box came whole from inside the tensor (zeros outside it): limits
+  // tighter than the view's dims cut it again, in stage coordinates.
+  SmallVector<Value> stageLimits;
+  bool cut = false;
+  if (load.getMasked() && !load.getLimits().empty()) {
+    auto viewType = cast<ViewType>(load.getView().getType());
+    for (auto [td, vd] : llvm::enumerate(load.getKeep())) {
+      Value limit = map.lookup(load.getLimits()[vd]);
+      auto c = limit.getDefiningOp<arith::ConstantIndexOp>();
+      if (c && !viewType.isDynamicDim(vd) && c.value() >= viewType.getShape()[vd]) {
+        stageLimits.push_back(cIndex(tileType.getShape()[td]));
+        continue;
+      }
+      stageLimits.push_back(
+          arith::SubIOp::create(b, loc(), limit, map.lookup(load.getIndices()[vd])));
+      cut = true;
+    }
+  }
+  if (!cut)
+    stageLimits.clear();
+  if (failed(
+          lowerAccess(stageView, zeros, {}, stageLimits, keep, cut, load.getResult(), true, 0.0)))
+    return failure();
+  // The loads above are done before this release (arrive orders them).
+  NVVM::MBarrierArriveOp::create(b, loc(), Type(), emptyBarrier(ring, stage), Value());
+  bumpCounter(consumed[index]);
+  return success();
+}
+
+ViewInfo GpuKernelLowering::denseStage(Value base, TileType tile) {
+  ViewInfo v;
+  v.ptr = base;
+  v.type = ViewType::get(b.getContext(), tile.getShape(), {}, tile.getElementType());
+  int64_t stride = 1;
+  v.strides.resize(tile.getRank());
+  for (int64_t d = tile.getRank() - 1; d >= 0; --d) {
+    v.dims.insert(v.dims.begin(), cIndex(tile.getShape()[d]));
+    v.strides[d] = cIndex(stride);
+    stride *= tile.getShape()[d];
+  }
+  return v;
+}
+
+LogicalResult GpuKernelLowering::lowerRingStore(const StoreRingPlan &ring, StoreOp store) {
+  unsigned index = &ring - plan.storeRings.data();
+  TileType tileType = store.getValue().getType();
+  if (ring.writer == role) {
+    auto [stage, parity] = ringPosition(ring, stagesWritten[index]);
+    // The copies have read this stage (a fresh barrier passes parity 1).
+    waitBarrier(emptyBarrier(ring, stage), arith::XOrIOp::create(b, loc(), parity, cI32(1)));
+    SmallVector<Value> zeros(tileType.getRank(), cIndex(0));
+    SmallVector<int64_t> keep = llvm::to_vector(llvm::seq<int64_t>(0, tileType.getRank()));
+    if (failed(lowerAccess(denseStage(ringStage(ring, stage), tileType), zeros, {}, {}, keep,
+                           /*masked=*/false, store.getValue(), /*isLoad=*/false, 0.0)))
+      return failure();
+    // The bulk copies read the stage through the async proxy.
+    fenceAsyncProxy();
+    NVVM::MBarrierArriveOp::create(b, loc(), Type(), ringBarrier(ring, stage), Value());
+    bumpCounter(stagesWritten[index]);
+    return success();
+  }
+  // The copier: its role's one thread.
+  auto [stage, parity] = ringPosition(ring, stagesCopied[index]);
+  waitBarrier(ringBarrier(ring, stage), parity);
+  copyStageOut(store, ringStage(ring, stage));
+  // A stage is free once its copies have read it. Waiting for all but the
+  // last depth - 1 groups frees the stage the writer needs next while this
+  // one's copies still run.
+  NVVM::CpAsyncBulkCommitGroupOp::create(b, loc());
+  NVVM::CpAsyncBulkWaitGroupOp::create(b, loc(), ring.depth - 1, b.getUnitAttr());
+  Value n = arith::IndexCastUIOp::create(
+      b, loc(), b.getIndexType(),
+      LLVM::LoadOp::create(b, loc(), b.getI32Type(), stagesCopied[index]));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    int64_t behind = ring.depth - 1;
+    if (behind)
+      enterIf(arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::uge, n, cIndex(behind)));
+    Value freed = arith::RemUIOp::create(
+        b, loc(), arith::SubIOp::create(b, loc(), n, cIndex(behind)), cIndex(ring.depth));
+    NVVM::MBarrierArriveOp::create(b, loc(), Type(), emptyBarrier(ring, freed), Value());
+  }
+  bumpCounter(stagesCopied[index]);
+  return success();
+}
+
+void GpuKernelLowering::copyStageOut(StoreOp store, Value stageBase) {
+  const ViewInfo &vi = views[store.getView()];
+  TileType tileType = store.getValue().getType();
+  Type elem = tileType.getElementType();
+  int64_t elemBytes = std::max(1u, elem.getIntOrFloatBitWidth() / 8);
+  ArrayRef<int64_t> shape = tileType.getShape(), keep = store.getKeep();
+  unsigned last = shape.size() - 1, inner = keep[last];
+  int64_t width = shape[last];
+  SmallVector<Value> starts = mapped(store.getIndices()), floors = mapped(store.getFloors()),
+                     limits = mapped(store.getLimits());
+  bool masked = store.getMasked();
+  WindowBounds bounds{vi, starts, floors, limits};
+  // The elements [lo, hi) of tile dim td the store keeps (the same checks
+  // as an element's in lowerAccess), and whether they may be fewer than all.
+  auto kept = [&](unsigned td, Value &lo, Value &hi) {
+    unsigned vd = keep[td];
+    Value start = starts[vd];
+    lo = cIndex(0);
+    hi = cIndex(shape[td]);
+    if (!masked)
+      return false;
+    bool cut = false;
+    auto bound = [&](Value end) {
+      hi = arith::MinSIOp::create(b, loc(), hi, arith::SubIOp::create(b, loc(), end, start));
+      cut = true;
+    };
+    if (!bounds.inside(vd, shape[td]))
+      bound(vi.dims[vd]);
+    if (bounds.limitBinds(vd))
+      bound(limits[vd]);
+    // Nothing before the sub-view's floor, or before the view's start
+    // (lowerAccess's unsigned test) unless the start is known not negative.
+    std::optional<int64_t> s = WindowBounds::constant(start);
+    if (bounds.floorBinds(vd) || !s || *s < 0) {
+      Value floor = bounds.floorBinds(vd) ? floors[vd] : cIndex(0);
+      lo = arith::MaxSIOp::create(b, loc(), lo, arith::SubIOp::create(b, loc(), floor, start));
+      cut = true;
+    }
+    return cut;
+  };
+  Value innerLo, innerHi;
+  bool cut = kept(last, innerLo, innerHi);
+  // Rows start 16-byte aligned when the view's rows are a multiple of 16
+  // bytes (views are 16-byte aligned) and so is the window's start in a row.
+  int64_t innermost = vi.type.getShape().back();
+  bool alignedRows = !ShapedType::isDynamic(innermost) && innermost * elemBytes % 16 == 0 &&
+                     knownMultipleOf(starts[inner], std::max<int64_t>(1, 16 / elemBytes));
+  Value whole;
+  if (cut)
+    whole =
+        andOf(arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::eq, innerLo, cIndex(0)),
+              arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::eq, innerHi, cIndex(width)));
+  // One loop per leading tile dim, over the rows the store keeps.
+  OpBuilder::InsertionGuard guard(b);
+  Value offset = cIndex(0), stageRow = cIndex(0);
+  int64_t stageStride = width;
+  SmallVector<Value> coords(shape.size());
+  for (int64_t td = last - 1; td >= 0; --td) {
+    Value lo, hi;
+    kept(td, lo, hi);
+    auto rows = scf::ForOp::create(b, loc(), lo, hi, cIndex(1));
+    b.setInsertionPoint(rows.getBody()->getTerminator());
+    coords[td] = rows.getInductionVar();
+  }
+  for (int64_t td = last - 1; td >= 0; --td) {
+    stageRow = add(stageRow, mul(coords[td], cIndex(stageStride)));
+    stageStride *= shape[td];
+  }
+  for (unsigned vd = 0; vd < starts.size(); ++vd) {
+    Value coord = starts[vd];
+    auto pos = llvm::find(keep, (int64_t)vd);
+    if (pos != keep.end() && (unsigned)(pos - keep.begin()) != last)
+      coord = add(coord, coords[pos - keep.begin()]);
+    offset = add(offset, mul(coord, vi.strides[vd]));
+  }
+  Type i64 = b.getI64Type();
+  auto global = [&](Value elemOffset) {
+    return LLVM::GEPOp::create(b, loc(), vi.ptr.getType(), elem, vi.ptr,
+                               ValueRange{arith::IndexCastOp::create(b, loc(), i64, elemOffset)});
+  };
+  Value rowStage = sharedElem(stageBase, elem, stageRow);
+  Value rowGlobal = global(offset);
+  // One bulk copy for a whole row at a 16-byte aligned address; plain
+  // stores for the rest of a cut or misaligned row.
+  if (!alignedRows)
+    whole = andOf(whole, arith::CmpIOp::create(
+                             b, loc(), arith::CmpIPredicate::eq,
+                             arith::AndIOp::create(
+                                 b, loc(), LLVM::PtrToIntOp::create(b, loc(), i64, rowGlobal),
+                                 arith::ConstantIntOp::create(b, loc(), 15, 64)),
+                             arith::ConstantIntOp::create(b, loc(), 0, 64)));
+  auto copyRow = [&] {
+    NVVM::CpAsyncBulkSharedCTAToGlobalOp::create(b, loc(), rowGlobal, rowStage,
+                                                 cI32(width * elemBytes), Value(), Value());
+  };
+  if (!whole) {
+    copyRow();
+    return;
+  }
+  auto bulk = scf::IfOp::create(b, loc(), TypeRange{}, whole, /*withElse=*/true);
+  {
+    OpBuilder::InsertionGuard inBulk(b);
+    b.setInsertionPoint(bulk.thenBlock()->getTerminator());
+    copyRow();
+  }
+  b.setInsertionPoint(bulk.elseBlock()->getTerminator());
+  auto elems = scf::ForOp::create(b, loc(), innerLo, innerHi, cIndex(1));
+  b.setInsertionPoint(elems.getBody()->getTerminator());
+  Value j = elems.getInductionVar();
+  Value v = LLVM::LoadOp::create(b, loc(), elem, sharedElem(rowStage, elem, j), elemBytes);
+  LLVM::StoreOp::create(b, loc(), v, global(add(offset, mul(j, vi.strides[inner]))), elemBytes);
+}
+
+} // namespace kiln::nvvm
