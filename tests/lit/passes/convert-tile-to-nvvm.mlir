@@ -534,6 +534,42 @@ tile.kernel @wgmma_register_a(%N: index, %x: !tile.view<[N, 64, 64], bf16> {tile
 
 // -----
 
+// A product that stages nothing (A from the registers of the product
+// before, B in place in its TMA ring stage) and leaves its result in its
+// accumulators touches no shared memory of the role's: no barrier after
+// its wait, each thread gives the ring stage back itself. The first
+// product staged both operands and keeps its barrier.
+// CHECK-LABEL: llvm.func @registers_only(
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.barrier id
+// CHECK: llvm.inline_asm has_side_effects {{.*}}wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NOT: nvvm.barrier
+// CHECK: nvvm.mbarrier.arrive
+// CHECK-NOT: nvvm.barrier
+// CHECK: llvm.return
+tile.kernel @registers_only(%N: index, %x: !tile.view<[N, 64, 64], bf16> {tile.access = "in"},
+                            %w: !tile.view<[N, 64, 64], bf16> {tile.access = "in"},
+                            %y: !tile.view<[N, 64, 64], f32> {tile.access = "out"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 8, mma = "wgmma",
+      roles = [#tile.role<name = "producer", firstWarp = 0, numWarps = 4, regs = 40, ops = ["b"]>,
+               #tile.role<name = "compute", firstWarp = 4, numWarps = 4, regs = 232, ops = ["st"]>],
+      pipelines = [#tile.pipeline<name = "ring", buffers = ["b"], depth = 2, copy = "tma">]>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] : !tile.view<[N, 64, 64], bf16> -> !tile.tile<64x64xbf16>
+  %b = tile.load %w[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] {tile.id = "b"} : !tile.view<[N, 64, 64], bf16> -> !tile.tile<64x64xbf16>
+  %bt = tile.transpose %b [1, 0] : !tile.tile<64x64xbf16> -> !tile.tile<64x64xbf16>
+  %p = tile.dot %t, %t : !tile.tile<64x64xbf16>, !tile.tile<64x64xbf16> -> !tile.tile<64x64xf32>
+  %pb = tile.cast %p : !tile.tile<64x64xf32> -> !tile.tile<64x64xbf16>
+  %q = tile.dot %pb, %bt : !tile.tile<64x64xbf16>, !tile.tile<64x64xbf16> -> !tile.tile<64x64xf32>
+  tile.store %q, %y[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] {tile.id = "st"} : !tile.tile<64x64xf32>, !tile.view<[N, 64, 64], f32>
+  tile.return
+}
+
+// -----
+
 // A row sum broadcast back as a row needs one layout conversion (a
 // reduction is not made again): the function counts it for reports
 // (`kiln compare`), and it moves through the staging area between two
