@@ -14,6 +14,12 @@ CASES = [  # manifest, M, N, tolerance (||c - ref|| / ||ref||)
     (".kiln-out/matmul/matmul_bf16.json", 256, 512, 1e-5),
     (".kiln-out/matmul/matmul_tf32.json", 96, 144, 2e-3),
     (".kiln-out/matmul/matmul_bf16_mma.json", 256, 512, 1e-5),
+    # B staged N-major in every form (bench/build_prefill_kernels.sh).
+    (".kiln-out/matmul/matmul_bf16_bm128_bn8.json", 256, 64, 1e-5),
+    (".kiln-out/matmul/matmul_bf16_bm128_bn24.json", 256, 480, 1e-5),
+    (".kiln-out/matmul/matmul_bf16_bm128_bn32.json", 256, 512, 1e-5),
+    (".kiln-out/matmul/matmul_bf16_bm128_bn64.json", 256, 512, 1e-5),
+    (".kiln-out/matmul/matmul_bf16_bm64_bn128.json", 192, 512, 1e-5),
 ]
 
 
