@@ -25,10 +25,10 @@ for s in bf16_sm_90a tf32_sm_90a bf16_sm_90a_mma; do
     --emit cubin -o .kiln-out/matmul/matmul_${s/_sm_90a/}.cubin
 done
 # The bf16 product's B staged N-major in each form: BN columns a CTA, so an
-# instruction's N is 8 or 24 (plain core matrices), 32 (32-byte swizzle),
-# 64 (128-byte, one block) and, on 64-row tiles, 128 split in two column
-# parts of 64 (the second part's N blocks start K x 128 bytes on).
-for v in "128 8" "128 24" "128 32" "128 64" "64 128"; do
+# instruction's N is 8 or 24 (plain core matrices), 16 (32-byte swizzle),
+# 32 (64-byte), 64 (128-byte, one block) and, on 64-row tiles, 128 split in
+# two column parts of 64 (the second part's N blocks start K x 128 bytes on).
+for v in "128 8" "128 24" "128 16" "128 32" "128 64" "64 128"; do
   set -- $v
   sed -e "s/^params: .*/params: {BM: $1, BN: $2}/" tests/gpu/matmul_bf16_sm_90a.yaml \
     > .kiln-out/matmul/bf16_bm$1_bn$2.yaml

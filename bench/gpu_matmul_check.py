@@ -17,6 +17,7 @@ CASES = [  # manifest, M, N, tolerance (||c - ref|| / ||ref||)
     # B staged N-major in every form (bench/build_prefill_kernels.sh).
     (".kiln-out/matmul/matmul_bf16_bm128_bn8.json", 256, 64, 1e-5),
     (".kiln-out/matmul/matmul_bf16_bm128_bn24.json", 256, 480, 1e-5),
+    (".kiln-out/matmul/matmul_bf16_bm128_bn16.json", 256, 512, 1e-5),
     (".kiln-out/matmul/matmul_bf16_bm128_bn32.json", 256, 512, 1e-5),
     (".kiln-out/matmul/matmul_bf16_bm128_bn64.json", 256, 512, 1e-5),
     (".kiln-out/matmul/matmul_bf16_bm64_bn128.json", 192, 512, 1e-5),
