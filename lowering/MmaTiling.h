@@ -123,6 +123,23 @@ struct MmaTiling {
     int64_t kByte = k * elemBytes, block = blockBytes(swizzled, nMajor);
     return kByte / block * rows * block + row * block + kByte % block;
   }
+  /// Staged rows of an operand: A's (M padded), B's (N padded), or, for a B
+  /// staged N-major, K.
+  int64_t stagedRows(bool isLhs, bool nMajor = false) const {
+    return nMajor ? K : isLhs ? rowsA : rowsB;
+  }
+  /// Bytes from B's area to column part p's first byte, over p: K-major, a
+  /// part is nChunk rows on; N-major, nChunk columns of every K row on
+  /// (whole N blocks).
+  int64_t bPartStride(bool swizzled, bool nMajor = false) const {
+    return nMajor ? nChunk * elemBytes * K : nChunk * blockBytes(swizzled);
+  }
+  /// Bytes from a row tile's (or column part's) start to K step `s`: kStep
+  /// elements along the rows, or, N-major, kStep rows down.
+  int64_t kStepOffset(int64_t s, bool isLhs, bool swizzled, bool nMajor = false) const {
+    return nMajor ? linearOffset(s * kStep, 0, K, swizzled, true)
+                  : linearOffset(0, s * kStep, stagedRows(isLhs), swizzled);
+  }
   /// Byte offset of element (row, k).
   int64_t operandOffset(int64_t row, int64_t k, int64_t rows, bool swizzled,
                         bool nMajor = false) const {

@@ -116,7 +116,7 @@ void GpuKernelLowering::stageMmaOperand(Value operand, bool isLhs, const MmaTili
   Type stored = stagedOperandType(t);
   unsigned last = l.shape.size() - 1, rowDim = o.rowsAlongLast() ? 0 : 1,
            kDim = o.rowsAlongLast() ? 1 : 0;
-  int64_t rows = nMajor ? t.K : isLhs ? t.rowsA : t.rowsB;
+  int64_t rows = t.stagedRows(isLhs, nMajor);
   int64_t block = t.blockBytes(swizzled, nMajor);
 
   OpBuilder::InsertionGuard guard(b);
@@ -205,7 +205,7 @@ bool GpuKernelLowering::stageByPieces(const StagedOperand &o, bool isLhs, const 
   int64_t threads = plan.roles[role].numWarps * 32, pieces = R * (K / perPiece);
   Value thread = add(mul(warp, cIndex(32)), lane);
   Value areaStart = cIndex(plan.roles[role].stagingOffset + region);
-  int64_t rows = isLhs ? t.rowsA : t.rowsB;
+  int64_t rows = t.stagedRows(isLhs);
   auto pieceType = VectorType::get({perPiece}, stored);
   // A loop, not unrolled rounds: the gathers' addresses would hold
   // registers the operand's role may not have.
@@ -614,11 +614,8 @@ void GpuKernelLowering::issueWgmma(const MmaTiling &t, OperandAt a, OperandAt bA
     Value mTile = arith::DivUIOp::create(b, loc(), item, cIndex(t.nParts));
     Value nPart = arith::RemUIOp::create(b, loc(), item, cIndex(t.nParts));
     Value aStart = mul(mTile, cIndex(64 * t.blockBytes(aSwizzled)));
-    // K-major, a part's rows start nChunk rows on; N-major, its columns
-    // start nChunk x K elements on (whole N blocks of every K row).
-    Value bStart = mul(nPart, cIndex(bAt.nMajor ? t.nChunk * t.elemBytes * t.K
-                                                : t.nChunk * t.blockBytes(bSwizzled)));
-    int64_t bRows = bAt.nMajor ? t.K : t.rowsB;
+    Value bStart = mul(nPart, cIndex(t.bPartStride(bSwizzled, bAt.nMajor)));
+    int64_t bRows = t.stagedRows(/*isLhs=*/false, bAt.nMajor);
     Value acc = LLVM::UndefOp::create(b, loc(), accType);
     int64_t first = round * t.nChunk / 2;
     if (fragment)
@@ -629,17 +626,14 @@ void GpuKernelLowering::issueWgmma(const MmaTiling &t, OperandAt a, OperandAt bA
       // One instruction reads 32 bytes of K: two plain K blocks, or part of
       // one swizzled block, whose rows the hardware permutes from the start
       // address on.
-      // (N-major, a K step is kStep of B's rows.)
-      Value bStep =
-          add(bStart, cIndex(bAt.nMajor ? t.linearOffset(s * t.kStep, 0, bRows, bSwizzled, true)
-                                        : t.linearOffset(0, s * t.kStep, bRows, bSwizzled)));
+      Value bStep = add(bStart, cIndex(t.kStepOffset(s, /*isLhs=*/false, bSwizzled, bAt.nMajor)));
       if (aRegs) {
         acc = wgmmaRegisterA(t, acc, (*aRegs)[round * (t.K / t.kStep) + s],
                              operandDescriptor(t, bAt, bStep, bRows), s == 0 && !fragment,
                              bAt.nMajor);
         continue;
       }
-      Value aAt = add(aStart, cIndex(t.linearOffset(0, s * t.kStep, t.rowsA, aSwizzled)));
+      Value aAt = add(aStart, cIndex(t.kStepOffset(s, /*isLhs=*/true, aSwizzled)));
       acc = NVVM::WgmmaMmaAsyncOp::create(
           b, loc(), accType, acc, operandDescriptor(t, a, aAt, t.rowsA),
           operandDescriptor(t, bAt, bStep, bRows),
@@ -709,7 +703,7 @@ void GpuKernelLowering::issueTcgen05Items(const MmaTiling &t, OperandAt a, Opera
   for (int64_t item = 0; item < t.items(); ++item) {
     int64_t mTile = item / t.nParts, nPart = item % t.nParts;
     int64_t aStart = mTile * t.instrM * t.blockBytes(aSwizzled);
-    int64_t bStart = nPart * t.nChunk * t.blockBytes(bSwizzled);
+    int64_t bStart = nPart * t.bPartStride(bSwizzled);
     int64_t columns = onto ? onto->columnOffset : rp.tmemColumnOffset;
     Value d = tmemAt(cI32(columns + item * t.nChunk));
     auto steps = scf::ForOp::create(b, loc(), cIndex(0), cIndex(t.K / t.kStep), cIndex(1));
@@ -1004,7 +998,7 @@ void GpuKernelLowering::stageResidentOperand(const ResidentPlan &res, Type copyE
                                              int64_t rowOffset) {
   MmaTiling held = residentTiling(res);
   Type f32 = b.getF32Type(), stored = stagedOperandType(t);
-  int64_t rows = isLhs ? t.rowsA : t.rowsB, perPiece = t.perCore();
+  int64_t rows = t.stagedRows(isLhs), perPiece = t.perCore();
   Value areaStart = cIndex(plan.roles[role].stagingOffset + region);
   if (res.inRegisters) {
     // A thread's pair is two consecutive elements of K in one row: one

@@ -83,6 +83,14 @@ TEST_CASE("wgmma tiling: operand type, items and staging offsets", "[wgmma]") {
   CHECK(half->operandOffset(9, 70, 32, false, true) == 8 * 32 * 16 + 9 * 16 + 6 * 2);
   CHECK(half->descriptorBits(32, false, true) ==
         (int64_t(128 / 16) << 16 | int64_t(32 * 16 / 16) << 32));
+  // N-major, a K step (16 of K) is 16 rows of 128 bytes down; K-major, 32
+  // bytes along the rows. One column part spans all of N: its stride is
+  // nChunk x K elements N-major, nChunk rows K-major.
+  CHECK(half->stagedRows(/*isLhs=*/false, /*nMajor=*/true) == 32);
+  CHECK(half->kStepOffset(1, /*isLhs=*/false, true, true) == 16 * 128);
+  CHECK(half->kStepOffset(1, /*isLhs=*/false, true) == 32);
+  CHECK(half->bPartStride(true, true) == 128 * 2 * 32);
+  CHECK(half->bPartStride(true) == 128 * 64);
   // tf32 and tcgen05 products read B K-major only.
   CHECK_FALSE(sq->readsBNMajor());
   auto tc = MmaTiling::get(MmaTiling::Kind::Tcgen05, 64, 128, 32, bf16, bf16, 4, why);
