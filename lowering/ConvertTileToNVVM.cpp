@@ -302,10 +302,9 @@ LogicalResult GpuKernelLowering::lowerAccess(const ViewInfo &vi, ArrayRef<Value>
   // dim's own end then never falls inside a vector (static, a multiple of
   // the width), so a mask decided at a vector's first element holds for all
   // of it.
-  // A dynamic contiguous dim (the token-last `kgt[HV, K, TP]` of GDN
-  // prefill) has its width decided at run time instead: one uniform test
-  // picks the vector accesses when the dim is a multiple of it, scalar ones
-  // otherwise.
+  // A dynamic contiguous dim (a token-last tensor padded to TP tokens,
+  // tests/lit/ptx/dynamic_inner_dim.test) has its width decided at run time instead: one uniform
+  // test picks the vector accesses when the dim is a multiple of it, scalar ones otherwise.
   int64_t vec = 1;
   unsigned last = rank - 1;
   bool dynamicInner = false;

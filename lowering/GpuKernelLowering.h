@@ -418,7 +418,7 @@ private:
   /// its row's columns and stores them K-major at `region`, rows from
   /// `rowOffset`.
   void stageResidentOperand(const ResidentPlan &res, Type copyElem, bool isLhs, const MmaTiling &t,
-                            int64_t region, bool swizzled, int64_t rowOffset);
+                            int64_t region, bool swizzled, int64_t rowOffset, int64_t part);
   /// The resident `op` (a dot) accumulates onto, or null.
   const ResidentPlan *accumulatesOnto(Operation *op) {
     const ResidentPlan *res = plan.residentTouchedBy(op);
@@ -467,13 +467,31 @@ private:
            : t.operands == Operands::BF16 ? b.getBF16Type()
                                           : b.getF16Type();
   }
+  /// Part `part` of f32 `x` split for a product of bf16 operands
+  /// (MmaTiling::splitA): 0 is x cut to bf16 (its top 16 bits, as they
+  /// lie: no conversion instruction, and no rounding up past the largest
+  /// float), 1 the rest (exact in f32: under 2^-7 of x), rounded: the two
+  /// keep x to about 2^-16.
+  Value splitPart(Value x, Type split, int64_t part) {
+    Type i32 = b.getI32Type();
+    Value bits = LLVM::BitcastOp::create(b, loc(), i32, x);
+    if (part == 0) {
+      Value top = arith::ShRUIOp::create(b, loc(), bits, cI32(16));
+      Value half = arith::TruncIOp::create(b, loc(), b.getI16Type(), top);
+      return LLVM::BitcastOp::create(b, loc(), split, half);
+    }
+    Value high = LLVM::BitcastOp::create(
+        b, loc(), x.getType(),
+        arith::AndIOp::create(b, loc(), bits, cI32(static_cast<int32_t>(0xFFFF0000u))));
+    return scalarCast(b, loc(), arith::SubFOp::create(b, loc(), x, high), split);
+  }
   /// Whether the swizzled layout saves bank conflicts staging `operand`.
   bool swizzlePays(Value operand, bool isLhs, const MmaTiling &t, bool nMajor = false);
   /// Stages a tensor-core operand (the dot's lhs when `isLhs`) K-major at `region`
   /// of the staging area, its first row at staged row `rowOffset` (a
-  /// multiple of 8).
+  /// multiple of 8). `part` picks a split A's part (MmaTiling::splitA).
   void stageMmaOperand(Value operand, bool isLhs, const MmaTiling &t, int64_t region, bool swizzled,
-                       int64_t rowOffset = 0, bool nMajor = false);
+                       int64_t rowOffset = 0, bool nMajor = false, int64_t part = 0);
   /// Stages an MN-major operand (K its tile's first dim) in two steps, when
   /// it is large enough to pay and its tile fits the result rows area:
   /// row-major there with vector stores, then each thread gathers 16 bytes
@@ -481,7 +499,7 @@ private:
   /// one element a lane into rows 16 bytes x 4 apart, 16 lanes on one bank.
   /// False when it does not apply.
   bool stageByPieces(const StagedOperand &o, bool isLhs, const MmaTiling &t, int64_t region,
-                     bool swizzled, int64_t rowOffset);
+                     bool swizzled, int64_t rowOffset, int64_t part);
   /// A staging by pieces wrote the result rows area and its gathers may
   /// still be reading it: the next one waits for the role first.
   bool piecesPending = false;

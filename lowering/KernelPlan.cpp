@@ -55,10 +55,12 @@ std::string formatDouble(double x) {
 
 /// A dot operand a ring's tile can be where the tensor cores read it: the
 /// tile's only use, K its last dim (an lhs, or an rhs through a transpose
-/// folded into the dot).
+/// folded into the dot), or an rhs as it lies, N its last dim (`nMajor`:
+/// only where the product reads B N-major).
 struct MmaOperandUse {
   DotOp dot;
   bool isLhs;
+  bool nMajor = false;
 };
 
 std::optional<MmaOperandUse> soleMmaOperandUse(LoadOp load) {
@@ -76,9 +78,9 @@ std::optional<MmaOperandUse> soleMmaOperandUse(LoadOp load) {
   if (!dot || (dot.getLhs() != v && dot.getRhs() != v))
     return std::nullopt;
   bool isLhs = dot.getLhs() == v;
-  if (isLhs == transposed)
+  if (isLhs && transposed)
     return std::nullopt;
-  return MmaOperandUse{dot, isLhs};
+  return MmaOperandUse{dot, isLhs, !isLhs && !transposed};
 }
 
 /// Where a ring's stages lie: its own, or (the second operand of a stacked
@@ -106,6 +108,7 @@ SmallVector<StagePlacement> planMmaOperandRings(KernelPlan &plan, ScheduleAttr s
     DotOp pairFirst;      // the product's first dot
     bool stacked = false; // one half of a stacked pair
     bool second = false;  // of the pair: the second dot's operand
+    bool nMajor = false;  // a B read N-major
     int64_t rows = 0, rowStart = 0, swizzle = 0, kBytes = 0, elemBytes = 0;
   };
   DenseMap<unsigned, Candidate> candidates;
@@ -113,15 +116,16 @@ SmallVector<StagePlacement> planMmaOperandRings(KernelPlan &plan, ScheduleAttr s
     std::optional<MmaOperandUse> use = soleMmaOperandUse(ring.load);
     if (!use || !ring.load.getLimits().empty() || llvm::count(ring.consumedBy, true) != 1)
       continue;
-    const RolePlan &reader =
-        plan.roles[llvm::find(ring.consumedBy, true) - ring.consumedBy.begin()];
+    unsigned readerIndex = llvm::find(ring.consumedBy, true) - ring.consumedBy.begin();
+    const RolePlan &reader = plan.roles[readerIndex];
     if (!reader.runs.contains(use->dot))
       continue;
+    int64_t warps = plan.productWarps(readerIndex, *kind == MmaTiling::Kind::Wgmma);
     std::optional<DotPair> pair = pairContaining(
-        *kind, use->dot, reader.numWarps, [&](Operation *op) { return reader.runs.contains(op); });
+        *kind, use->dot, warps, [&](Operation *op) { return reader.runs.contains(op); });
     std::string why;
-    FailureOr<MmaTiling> t = pair ? MmaTiling::get(*kind, *pair, reader.numWarps, why)
-                                  : MmaTiling::get(*kind, use->dot, reader.numWarps, why);
+    FailureOr<MmaTiling> t = pair ? MmaTiling::get(*kind, *pair, warps, why)
+                                  : MmaTiling::get(*kind, use->dot, warps, why);
     TileType tile = ring.load.getResult().getType();
     int64_t elemBytes = tile.getElementType().getIntOrFloatBitWidth() / 8;
     auto view = cast<ViewType>(ring.load.getView().getType());
@@ -132,9 +136,19 @@ SmallVector<StagePlacement> planMmaOperandRings(KernelPlan &plan, ScheduleAttr s
     c.pairFirst = pair ? pair->first : use->dot;
     c.stacked = pair && pair->sharesRhs == use->isLhs;
     c.second = pair && use->dot == pair->second;
-    c.rows = use->isLhs ? t->rowsA : t->rowsB;
+    // N-major, the rows are K's and the swizzle's blocks run along N; a B
+    // stacked beside another, or padded past N, stays K-major (staged).
+    if (use->nMajor) {
+      if (!t->readsBNMajor() || !t->nMajorSwizzleBytes || c.stacked || t->rowsB != t->N)
+        continue;
+      c.nMajor = true;
+      c.rows = t->K;
+      c.swizzle = t->nMajorSwizzleBytes;
+    } else {
+      c.rows = use->isLhs ? t->rowsA : t->rowsB;
+      c.swizzle = t->swizzleBytes;
+    }
     c.rowStart = c.stacked && c.second ? pair->offset() : 0;
-    c.swizzle = t->swizzleBytes;
     c.kBytes = tile.getShape()[1] * elemBytes;
     c.elemBytes = elemBytes;
     candidates[i] = c;
@@ -161,6 +175,7 @@ SmallVector<StagePlacement> planMmaOperandRings(KernelPlan &plan, ScheduleAttr s
     const Candidate &c = candidates[i];
     RingPlan &ring = plan.rings[i];
     ring.swizzleBytes = c.swizzle;
+    ring.nMajor = c.nMajor;
     ring.kBlocks = c.kBytes / c.swizzle;
     ring.kBlockStride = c.rows * c.swizzle;
     ring.box.back() = c.swizzle / c.elemBytes;

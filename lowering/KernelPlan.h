@@ -45,6 +45,9 @@ struct RingPlan : RingStages {
   /// below the first's (`offset` points at them).
   int64_t swizzleBytes = 0, kBlocks = 1, kBlockStride = 0;
   bool mmaOperand() const { return swizzleBytes != 0; }
+  /// A 16-bit B that wgmma reads N-major (MmaTiling::nMajorSwizzleBytes):
+  /// the tile as it lies, its rows K's, and the blocks above run along N.
+  bool nMajor = false;
   /// Under tcgen05 an operand stage is freed by the product itself: the
   /// issuing thread's tcgen05.commit is its empty mbarrier's one arrival.
   bool freedByCommit = false;
@@ -151,6 +154,13 @@ struct KernelPlan {
 
   /// Plans a scheduled kernel; errors are emitted on the kernel or the op.
   static mlir::FailureOr<KernelPlan> build(tile::KernelOp kernel);
+  /// The warps a product of role `r` is planned on (MmaTiling::get): under
+  /// wgmma a served role's products run on its issuer's warpgroups, and
+  /// that plan lays out the operands the served role stages.
+  int64_t productWarps(unsigned r, bool wgmma) const {
+    const RolePlan &rp = roles[r];
+    return wgmma && rp.issuer >= 0 ? roles[rp.issuer].numWarps : rp.numWarps;
+  }
   /// The ring that carries `load`, or null.
   const RingPlan *ringOf(mlir::Operation *load) const;
   /// The store ring that carries `store`, or null.

@@ -116,6 +116,8 @@ FailureOr<MmaTiling> MmaTiling::get(Kind kind, int64_t M, int64_t N, int64_t K, 
     t.operands = Operands::BF16;
   else if (a.isF16() && b.isF16())
     t.operands = Operands::F16;
+  else if (a.isF32() && b.isBF16()) // f16 parts would lose A's range: tf32
+    t.operands = Operands::BF16, t.splitA = true;
   else
     t.operands = Operands::TF32;
   t.elemBytes = t.operands == Operands::TF32 ? 4 : 2;
@@ -164,7 +166,7 @@ FailureOr<MmaTiling> MmaTiling::get(Kind kind, int64_t M, int64_t N, int64_t K, 
                          : chunkBytes % 32 == 0 ? 32
                                                 : 0;
   t.aOffset = 0;
-  t.bOffset = alignTo(t.rowsA * t.K * t.elemBytes, kAtomAlignment);
+  t.bOffset = alignTo(t.aParts() * t.aPartBytes(), kAtomAlignment);
   t.dOffset = alignTo(t.bOffset + t.rowsB * t.K * t.elemBytes, 128);
   if (tcgen05) {
     t.tmemColumns = t.items() * t.nChunk;

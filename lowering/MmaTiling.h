@@ -63,8 +63,21 @@ struct MmaTiling {
   /// The kind a schedule's `mma` names, if it runs on tensor cores.
   static std::optional<Kind> kindOf(llvm::StringRef mma);
   /// The operand type the tensor cores read: bf16 (or f16) when both
-  /// operands are, tf32 otherwise (f32 operands round to tf32).
+  /// operands are, tf32 otherwise (f32 operands round to tf32). An f32 A
+  /// times a bf16 B is split instead (`splitA`).
   enum class Operands { BF16, F16, TF32 } operands = Operands::TF32;
+  /// An f32 A with a bf16 B runs as two bf16 products accumulated in one:
+  /// A's high part (A rounded to bf16) and its residual (A minus that,
+  /// rounded), so A keeps about 16 bits where tf32 keeps 11, and B is read
+  /// as it is stored. Tensor-core time equals one tf32 product's (twice the
+  /// K steps at twice the rate). Staged, A's residual part lies aPartBytes()
+  /// after its high part; from registers, neither is staged.
+  bool splitA = false;
+  int64_t aParts() const { return splitA ? 2 : 1; }
+  /// Bytes of one staged part of A.
+  int64_t aPartBytes() const { return rowsA * K * elemBytes; }
+  /// Instructions along K of one part of A.
+  int64_t kSteps() const { return K / kStep; }
   int64_t M = 0, N = 0, K = 0;
   int64_t instrM = 64;          // rows of one instruction: 64, or 128 (tcgen05)
   int64_t rowsA = 0, rowsB = 0; // staged rows: M padded to instrM, N to 8 (16)

@@ -315,14 +315,17 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
     feeding only such dots folds into the staging; a dot and the next dot of
     its block that share an operand, when the second needs nothing computed
     after the first, run as one product with the other operands stacked;
-    a 16-bit B with N last is staged N-major as it lies, its rows K's, and
-    read through wgmma's transpose bit (B `<row>`); any other operand with
+    a 16-bit B with N last is staged N-major as it lies, its rows K's, or
+    read so from its TMA ring stage, and read through wgmma's transpose bit
+    (B `<row>`); any other operand with
     K first and 8 or more elements a thread goes row-major into the result
     area and is gathered from there into whole 16-byte pieces unless
     `mn_major: direct`), a proxy fence and a
     barrier hand them to the tensor cores, each warpgroup issues
     `nvvm.wgmma.mma_async` on shared-memory descriptors for its 64-row items
-    (f32 operands as tf32, bf16 / f16 as such) and writes its accumulator
+    (f32 operands as tf32, bf16 / f16 as such; an f32 A with a bf16 B as
+    two bf16 parts, its top 16 bits and its rounded rest, each over every K
+    step into one accumulator) and writes its accumulator
     fragment to a padded f32 area the result's layout reads back; a result
     whose layout is the fragment's own (`lanes_first`, see
     tile-assign-layouts) keeps the accumulators as its registers instead,

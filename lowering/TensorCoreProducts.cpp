@@ -100,15 +100,15 @@ bool GpuKernelLowering::swizzlePays(Value operand, bool isLhs, const MmaTiling &
 
 void GpuKernelLowering::stageMmaOperand(Value operand, bool isLhs, const MmaTiling &t,
                                         int64_t region, bool swizzled, int64_t rowOffset,
-                                        bool nMajor) {
+                                        bool nMajor, int64_t part) {
   // Staged K-major: element (row, k) at t.operandOffset(row, k, ...), where
   // row is A's m or B's n; N-major, row is B's k and k its n.
   StagedOperand o = stagedOperand(operand, isLhs, t, nMajor);
   if (Operation *def = o.tile.getDefiningOp())
     if (const ResidentPlan *res = plan.residentTouchedBy(def))
       return stageResidentOperand(*res, cast<TileType>(o.tile.getType()).getElementType(), isLhs, t,
-                                  region, swizzled, rowOffset);
-  if (stageByPieces(o, isLhs, t, region, swizzled, rowOffset))
+                                  region, swizzled, rowOffset, part);
+  if (stageByPieces(o, isLhs, t, region, swizzled, rowOffset, part))
     return;
   Value tile = o.tile;
   const TileLayout &l = o.l;
@@ -131,7 +131,14 @@ void GpuKernelLowering::stageMmaOperand(Value operand, bool isLhs, const MmaTili
   // row (whole K blocks); other registers compute theirs.
   Value rowBase = add(bases[rowDim], cIndex(rowOffset)), kBase = bases[kDim];
   Value threadStart = add(areaStart, operandByteOffset(t, swizzled, rows, rowBase, kBase, nMajor));
-  const Regs &x = regs[tile];
+  const Regs *values = &regs[tile];
+  Regs parts;
+  if (t.splitA && isLhs) {
+    for (Value v : *values)
+      parts.push_back(splitPart(v, stored, part));
+    values = &parts;
+  }
+  const Regs &x = *values;
   for (int64_t r = 0; r < l.numRegs(); ++r) {
     SmallVector<int64_t, 2> ri = l.regIndex(r);
     if (ri[last] % vec)
@@ -154,7 +161,8 @@ void GpuKernelLowering::stageMmaOperand(Value operand, bool isLhs, const MmaTili
 }
 
 bool GpuKernelLowering::stageByPieces(const StagedOperand &o, bool isLhs, const MmaTiling &t,
-                                      int64_t region, bool swizzled, int64_t rowOffset) {
+                                      int64_t region, bool swizzled, int64_t rowOffset,
+                                      int64_t part) {
   const TileLayout &l = o.l;
   auto type = cast<TileType>(o.tile.getType());
   // A tile of a few elements a thread keeps the direct stores: for a
@@ -224,6 +232,8 @@ bool GpuKernelLowering::stageByPieces(const StagedOperand &o, bool isLhs, const 
       Value x = LLVM::LoadOp::create(
           b, loc(), elem,
           sharedElem(scratch, elem, add(mul(add(k0, cIndex(e)), cIndex(pitch)), row)));
+      if (t.splitA && isLhs)
+        x = splitPart(x, stored, part);
       v = LLVM::InsertElementOp::create(b, loc(), v, scalarCast(b, loc(), x, stored), cI32(e));
     }
     Value offset = operandByteOffset(t, swizzled, rows, add(row, cIndex(rowOffset)), k0);
@@ -285,7 +295,7 @@ FailureOr<GpuKernelLowering::Product> GpuKernelLowering::planProduct(DotOp op, M
   p.aRing = inRing(op.getLhs());
   p.bRing = inRing(op.getRhs());
   p.extraRing = p.extra ? inRing(p.extra) : nullptr;
-  p.bNMajor = stagesBNMajor(op, p);
+  p.bNMajor = p.bRing ? p.bRing->ring->nMajor : stagesBNMajor(op, p);
   p.aSwizzled = p.aRing || swizzlePays(op.getLhs(), /*isLhs=*/true, p.t);
   p.bSwizzled = p.bRing || swizzlePays(op.getRhs(), /*isLhs=*/false, p.t, p.bNMajor);
   if (p.extra && !p.extraRing) {
@@ -300,7 +310,8 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
     return success(); // its result came with the dot before it
   if (plan.roles[role].issuesMma)
     return issueServedProduct(op, kind);
-  FailureOr<Product> planned = planProduct(op, kind, plan.roles[role].numWarps);
+  FailureOr<Product> planned =
+      planProduct(op, kind, plan.productWarps(role, kind == MmaTiling::Kind::Wgmma));
   if (failed(planned))
     return failure();
   const Product &p = *planned;
@@ -321,7 +332,9 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
     aRegs = registerOperandA(op, t);
   bool staged = false;
   if (!p.aRing && !aRegs) {
-    stageMmaOperand(op.getLhs(), /*isLhs=*/true, t, t.aOffset, p.aSwizzled);
+    for (int64_t part = 0; part < t.aParts(); ++part)
+      stageMmaOperand(op.getLhs(), /*isLhs=*/true, t, t.aOffset + part * t.aPartBytes(),
+                      p.aSwizzled, 0, false, part);
     staged = true;
   }
   if (!p.bRing) {
@@ -329,8 +342,11 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
     staged = true;
   }
   if (p.extra && !p.extraRing) {
-    stageMmaOperand(p.extra, pair->sharesRhs, t, pair->sharesRhs ? t.aOffset : t.bOffset,
-                    pair->sharesRhs ? p.aSwizzled : p.bSwizzled, pair->offset());
+    // Stacked below A: each part of a split A.
+    for (int64_t part = 0; part < (pair->sharesRhs ? t.aParts() : 1); ++part)
+      stageMmaOperand(p.extra, pair->sharesRhs, t,
+                      pair->sharesRhs ? t.aOffset + part * t.aPartBytes() : t.bOffset,
+                      pair->sharesRhs ? p.aSwizzled : p.bSwizzled, pair->offset(), false, part);
     staged = true;
   }
   auto [a, bAt] = operandsAt(p);
@@ -464,19 +480,25 @@ std::optional<ARegisters> GpuKernelLowering::registerOperandA(DotOp op, const Mm
     odd = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ne,
                                 arith::AndIOp::create(b, loc(), within, cI32(1)), cI32(0));
   }
+  // A split A: its high part's words, then its residual's (splitPart).
+  Type element = t.splitA ? stagedOperandType(t) : cast<TileType>(lhs.getType()).getElementType();
   for (int64_t round = 0; round < t.rounds(); ++round)
-    for (int64_t s = 0; s * t.kStep < t.K; ++s) {
+    for (int64_t step = 0; step < t.aParts() * t.kSteps(); ++step) {
+      int64_t part = step / t.kSteps(), s = step % t.kSteps();
       SmallVector<Value, 4> words;
       if (!tf32) {
         // 16-bit A: words (row, 8-column half) = (g, 0), (g + 8, 0), (g, 1),
         // (g + 8, 1), each the accumulator's pair of consecutive columns.
-        Type pairType = VectorType::get({2}, cast<TileType>(lhs.getType()).getElementType());
+        Type pairType = VectorType::get({2}, element);
         for (int64_t half = 0; half < 2; ++half)
           for (int64_t h = 0; h < 2; ++h) {
             Value pair = LLVM::UndefOp::create(b, loc(), pairType);
-            for (int64_t c = 0; c < 2; ++c)
-              pair = LLVM::InsertElementOp::create(b, loc(), pair, v(round, 2 * s + half, h, c),
-                                                   cI32(c));
+            for (int64_t c = 0; c < 2; ++c) {
+              Value x = v(round, 2 * s + half, h, c);
+              if (t.splitA)
+                x = splitPart(x, element, part);
+              pair = LLVM::InsertElementOp::create(b, loc(), pair, x, cI32(c));
+            }
             words.push_back(LLVM::BitcastOp::create(b, loc(), i32, pair));
           }
       } else {
@@ -622,25 +644,28 @@ void GpuKernelLowering::issueWgmma(const MmaTiling &t, OperandAt a, OperandAt bA
       for (int64_t j = 0; j < t.nChunk / 2; ++j)
         acc = LLVM::InsertValueOp::create(b, loc(), acc, (*fragment)[first + j], j);
     NVVM::WgmmaFenceAlignedOp::create(b, loc());
-    for (int64_t s = 0; s * t.kStep < t.K; ++s) {
+    // A split A's parts in turn, each over all of K (the same B steps).
+    for (int64_t step = 0; step < t.aParts() * t.kSteps(); ++step) {
+      int64_t part = step / t.kSteps(), s = step % t.kSteps();
       // One instruction reads 32 bytes of K: two plain K blocks, or part of
       // one swizzled block, whose rows the hardware permutes from the start
       // address on.
       Value bStep = add(bStart, cIndex(t.kStepOffset(s, /*isLhs=*/false, bSwizzled, bAt.nMajor)));
+      bool zero = step == 0 && !fragment;
       if (aRegs) {
-        acc = wgmmaRegisterA(t, acc, (*aRegs)[round * (t.K / t.kStep) + s],
-                             operandDescriptor(t, bAt, bStep, bRows), s == 0 && !fragment,
-                             bAt.nMajor);
+        acc = wgmmaRegisterA(t, acc, (*aRegs)[round * t.aParts() * t.kSteps() + step],
+                             operandDescriptor(t, bAt, bStep, bRows), zero, bAt.nMajor);
         continue;
       }
-      Value aAt = add(aStart, cIndex(t.kStepOffset(s, /*isLhs=*/true, aSwizzled)));
+      Value aAt =
+          add(aStart, cIndex(part * t.aPartBytes() + t.kStepOffset(s, /*isLhs=*/true, aSwizzled)));
       acc = NVVM::WgmmaMmaAsyncOp::create(
           b, loc(), accType, acc, operandDescriptor(t, a, aAt, t.rowsA),
           operandDescriptor(t, bAt, bStep, bRows),
           NVVM::MMAShapeAttr::get(ctx, 64, t.nChunk, t.kStep), wgmmaType(t.operands),
           wgmmaType(t.operands), NVVM::WGMMATypes::f32,
-          s == 0 && !fragment ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
-          NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
+          zero ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one, NVVM::WGMMAScaleIn::one,
+          NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
           // B "row" (N-major) sets the transpose bit.
           bAt.nMajor ? NVVM::MMALayout::row : NVVM::MMALayout::col, NVVM::MMAIntOverflowAttr());
     }
@@ -700,35 +725,37 @@ void GpuKernelLowering::issueTcgen05Items(const MmaTiling &t, OperandAt a, Opera
   Value idesc = cI32(t.instructionDescriptor());
   // The K steps run as a loop: one thread issues them, and unrolled, the
   // hoisted descriptors of every step would hold registers of the role.
-  for (int64_t item = 0; item < t.items(); ++item) {
-    int64_t mTile = item / t.nParts, nPart = item % t.nParts;
-    int64_t aStart = mTile * t.instrM * t.blockBytes(aSwizzled);
-    int64_t bStart = nPart * t.bPartStride(bSwizzled);
-    int64_t columns = onto ? onto->columnOffset : rp.tmemColumnOffset;
-    Value d = tmemAt(cI32(columns + item * t.nChunk));
-    auto steps = scf::ForOp::create(b, loc(), cIndex(0), cIndex(t.K / t.kStep), cIndex(1));
-    OpBuilder::InsertionGuard inLoop(b);
-    b.setInsertionPoint(steps.getBody()->getTerminator());
-    Value s = steps.getInductionVar();
-    // linearOffset of K step s: whole K blocks, then bytes into one.
-    auto stepOffset = [&](int64_t start, int64_t rows, bool swizzled) {
-      int64_t block = t.blockBytes(swizzled);
-      Value kByte = mul(s, cIndex(32));
-      return add(cIndex(start), add(mul(arith::DivUIOp::create(b, loc(), kByte, cIndex(block)),
-                                        cIndex(rows * block)),
-                                    arith::RemUIOp::create(b, loc(), kByte, cIndex(block))));
-    };
-    // Onto a resident tile every step accumulates; otherwise the first
-    // step overwrites what the last product left.
-    Value accumulate =
-        onto ? arith::ConstantIntOp::create(b, loc(), 1, 1).getResult()
-             : arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ne, s, cIndex(0)).getResult();
-    NVVM::Tcgen05MMAOp::create(
-        b, loc(), kind, cta1, NVVM::Tcgen05MMACollectorOpAttr(), UnitAttr(), d,
-        operandDescriptor(t, a, stepOffset(aStart, t.rowsA, aSwizzled), t.rowsA),
-        operandDescriptor(t, bAt, stepOffset(bStart, t.rowsB, bSwizzled), t.rowsB), idesc,
-        accumulate, Value(), Value());
-  }
+  for (int64_t item = 0; item < t.items(); ++item)
+    for (int64_t part = 0; part < t.aParts(); ++part) {
+      int64_t mTile = item / t.nParts, nPart = item % t.nParts;
+      int64_t aStart = part * t.aPartBytes() + mTile * t.instrM * t.blockBytes(aSwizzled);
+      int64_t bStart = nPart * t.bPartStride(bSwizzled);
+      int64_t columns = onto ? onto->columnOffset : rp.tmemColumnOffset;
+      Value d = tmemAt(cI32(columns + item * t.nChunk));
+      auto steps = scf::ForOp::create(b, loc(), cIndex(0), cIndex(t.kSteps()), cIndex(1));
+      OpBuilder::InsertionGuard inLoop(b);
+      b.setInsertionPoint(steps.getBody()->getTerminator());
+      Value s = steps.getInductionVar();
+      // linearOffset of K step s: whole K blocks, then bytes into one.
+      auto stepOffset = [&](int64_t start, int64_t rows, bool swizzled) {
+        int64_t block = t.blockBytes(swizzled);
+        Value kByte = mul(s, cIndex(32));
+        return add(cIndex(start), add(mul(arith::DivUIOp::create(b, loc(), kByte, cIndex(block)),
+                                          cIndex(rows * block)),
+                                      arith::RemUIOp::create(b, loc(), kByte, cIndex(block))));
+      };
+      // Onto a resident tile every step accumulates; otherwise the first
+      // step (of a split A's first part) overwrites what the last product left.
+      Value accumulate =
+          onto || part
+              ? arith::ConstantIntOp::create(b, loc(), 1, 1).getResult()
+              : arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ne, s, cIndex(0)).getResult();
+      NVVM::Tcgen05MMAOp::create(
+          b, loc(), kind, cta1, NVVM::Tcgen05MMACollectorOpAttr(), UnitAttr(), d,
+          operandDescriptor(t, a, stepOffset(aStart, t.rowsA, aSwizzled), t.rowsA),
+          operandDescriptor(t, bAt, stepOffset(bStart, t.rowsB, bSwizzled), t.rowsB), idesc,
+          accumulate, Value(), Value());
+    }
   // Arrives on the barrier once every product above has finished; so do
   // the commits that free the ring stages the products read in place.
   NVVM::Tcgen05CommitOp::create(b, loc(), done, Value(), cta1);
@@ -995,9 +1022,15 @@ void GpuKernelLowering::scaleResident(const ResidentPlan &res, Value factor) {
 
 void GpuKernelLowering::stageResidentOperand(const ResidentPlan &res, Type copyElem, bool isLhs,
                                              const MmaTiling &t, int64_t region, bool swizzled,
-                                             int64_t rowOffset) {
+                                             int64_t rowOffset, int64_t part) {
   MmaTiling held = residentTiling(res);
   Type f32 = b.getF32Type(), stored = stagedOperandType(t);
+  // Rounded to the copy's type first, as the cast in the source says; a
+  // split A's part of that.
+  auto toStored = [&](Value x) {
+    x = scalarCast(b, loc(), x, copyElem);
+    return t.splitA && isLhs ? splitPart(x, stored, part) : scalarCast(b, loc(), x, stored);
+  };
   int64_t rows = t.stagedRows(isLhs), perPiece = t.perCore();
   Value areaStart = cIndex(plan.roles[role].stagingOffset + region);
   if (res.inRegisters) {
@@ -1011,10 +1044,7 @@ void GpuKernelLowering::stageResidentOperand(const ResidentPlan &res, Type copyE
         enterIf(below(row, held.M));
       Value pair = LLVM::UndefOp::create(b, loc(), pairType);
       for (int64_t j = 0; j < 2; ++j)
-        pair = LLVM::InsertElementOp::create(
-            b, loc(), pair,
-            scalarCast(b, loc(), scalarCast(b, loc(), fragment[reg + j], copyElem), stored),
-            cI32(j));
+        pair = LLVM::InsertElementOp::create(b, loc(), pair, toStored(fragment[reg + j]), cI32(j));
       Value offset = operandByteOffset(t, swizzled, rows, add(row, cIndex(rowOffset)), col);
       LLVM::StoreOp::create(b, loc(), pair, smemAt(add(areaStart, offset)), 2 * t.elemBytes);
     });
@@ -1030,13 +1060,8 @@ void GpuKernelLowering::stageResidentOperand(const ResidentPlan &res, Type copyE
     for (int64_t j = 0; j < held.loadColumns; j += perPiece) {
       Value piece = LLVM::UndefOp::create(b, loc(), pieceType);
       for (int64_t e = 0; e < perPiece; ++e)
-        // Rounded to the copy's type first, as the cast in the source says.
         piece = LLVM::InsertElementOp::create(
-            b, loc(), piece,
-            scalarCast(b, loc(),
-                       scalarCast(b, loc(), LLVM::BitcastOp::create(b, loc(), f32, words[j + e]),
-                                  copyElem),
-                       stored),
+            b, loc(), piece, toStored(LLVM::BitcastOp::create(b, loc(), f32, words[j + e])),
             cI32(e));
       Value offset = operandByteOffset(t, swizzled, rows, stagedRow, add(col0, cIndex(j)));
       LLVM::StoreOp::create(b, loc(), piece, smemAt(add(areaStart, offset)), 16);

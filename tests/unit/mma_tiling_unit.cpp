@@ -98,7 +98,7 @@ TEST_CASE("wgmma tiling: operand type, items and staging offsets", "[wgmma]") {
   CHECK_FALSE(tc->readsBNMajor());
 
   // Two 64-row tiles on one warpgroup: two rounds. N = 512 splits to 256s.
-  auto tall = MmaTiling::get(MmaTiling::Kind::Wgmma, 128, 512, 16, f32, bf16, 4, why);
+  auto tall = MmaTiling::get(MmaTiling::Kind::Wgmma, 128, 512, 16, f32, f32, 4, why);
   REQUIRE(succeeded(tall));
   CHECK(tall->operands == MmaTiling::Operands::TF32);
   CHECK((tall->mTiles == 2 && tall->nParts == 2 && tall->nChunk == 256));
@@ -115,6 +115,41 @@ TEST_CASE("wgmma tiling: operand type, items and staging offsets", "[wgmma]") {
   CHECK(why == "has an inner dim of 12; wgmma on tf32 operands needs a multiple of 8");
   CHECK(failed(MmaTiling::get(MmaTiling::Kind::Wgmma, 64, 64, 16, f32, f32, 6, why)));
   CHECK(why == "runs on whole warpgroups, but the role has 6 warps");
+}
+
+TEST_CASE("an f32 A times a bf16 B splits A into two bf16 parts", "[wgmma][tcgen05]") {
+  Types t;
+  std::string why;
+  mlir::Type f32 = t.b.getF32Type(), bf16 = t.b.getBF16Type(), f16 = t.b.getF16Type();
+  for (MmaTiling::Kind kind : {MmaTiling::Kind::Wgmma, MmaTiling::Kind::Tcgen05}) {
+    // The state update of GDN prefill's scan: 64 rows, N 128, K 32 tokens.
+    auto split = MmaTiling::get(kind, 64, 128, 32, f32, bf16, 4, why);
+    REQUIRE(succeeded(split));
+    CHECK(split->splitA);
+    CHECK(split->operands == MmaTiling::Operands::BF16);
+    CHECK((split->elemBytes == 2 && split->kStep == 16 && split->kSteps() == 2));
+    // Each part is 64 rows of 32 bf16; B starts after both, on an atom.
+    CHECK((split->aParts() == 2 && split->aPartBytes() == 64 * 32 * 2));
+    CHECK(split->bOffset == 2 * 64 * 32 * 2);
+    CHECK(split->bOffset % MmaTiling::kAtomAlignment == 0);
+    CHECK(split->dOffset >= split->bOffset + split->rowsB * 32 * 2);
+  }
+  // An odd number of 64-row tiles still starts B on an atom.
+  auto small = MmaTiling::get(MmaTiling::Kind::Wgmma, 16, 16, 16, f32, bf16, 4, why);
+  REQUIRE(succeeded(small));
+  CHECK((small->aParts() == 2 && small->bOffset == 4096));
+  // Only bf16 B: f16 parts would lose A's range, so f32 x f16 is tf32; and
+  // so is a bf16 A times an f32 B, and f32 times f32.
+  for (auto [a, b] : {std::pair{f32, f16}, std::pair{bf16, f32}, std::pair{f32, f32}}) {
+    auto other = MmaTiling::get(MmaTiling::Kind::Wgmma, 64, 64, 32, a, b, 4, why);
+    REQUIRE(succeeded(other));
+    CHECK_FALSE(other->splitA);
+    CHECK(other->aParts() == 1);
+    CHECK(other->operands == MmaTiling::Operands::TF32);
+  }
+  auto whole = MmaTiling::get(MmaTiling::Kind::Wgmma, 64, 64, 32, bf16, bf16, 4, why);
+  REQUIRE(succeeded(whole));
+  CHECK((!whole->splitA && whole->bOffset == whole->aPartBytes()));
 }
 
 TEST_CASE("tcgen05 tiling: 128-row products, tensor-memory columns, descriptors", "[tcgen05]") {

@@ -590,3 +590,65 @@ tile.kernel @one_conversion(%N: index, %x: !tile.view<[N, 64, 64], f32> {tile.ac
   tile.store %u, %x[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] : !tile.tile<64x64xf32>, !tile.view<[N, 64, 64], f32>
   tile.return
 }
+
+// -----
+
+// An f32 A times a bf16 B runs as two bf16 products into one accumulator:
+// A's top 16 bits (no conversion instruction: the bits as they lie) and the
+// rounded rest, staged one after the other (the second part 64 x 32 x 2 =
+// 4096 bytes on), each over both K steps of the same B.
+// CHECK-LABEL: llvm.func @split_a(
+// CHECK: arith.shrui {{.*}} : i32
+// CHECK: arith.trunci {{.*}} : i32 to i16
+// CHECK: arith.andi %{{.*}}, %c-65536{{.*}} : i32
+// CHECK: arith.subf
+// CHECK-NEXT: arith.truncf {{.*}} : f32 to bf16
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 64, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
+// CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+tile.kernel @split_a(%N: index, %x: !tile.view<[N, 64, 32], f32> {tile.access = "in"},
+                     %w: !tile.view<[N, 32, 64], bf16> {tile.access = "in"},
+                     %y: !tile.view<[N, 64, 64], f32> {tile.access = "out"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 4, mma = "wgmma",
+      roles = [], pipelines = []>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %a = tile.load %x[%n, %c0, %c0] window [1, 64, 32] keep [1, 2] : !tile.view<[N, 64, 32], f32> -> !tile.tile<64x32xf32>
+  %b = tile.load %w[%n, %c0, %c0] window [1, 32, 64] keep [1, 2] : !tile.view<[N, 32, 64], bf16> -> !tile.tile<32x64xbf16>
+  %p = tile.dot %a, %b : !tile.tile<64x32xf32>, !tile.tile<32x64xbf16> -> !tile.tile<64x64xf32>
+  tile.store %p, %y[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] : !tile.tile<64x64xf32>, !tile.view<[N, 64, 64], f32>
+  tile.return
+}
+
+// -----
+
+// The same split with A in registers (an f32 product's accumulators) and B
+// read in place from its TMA ring as it lies, [K, N]: N-major, the ring's
+// boxes 64 columns (128 bytes, the swizzle's block) of all 64 rows, read
+// through the transpose bit (the inline PTX's last immediate). Both parts'
+// 4 K steps each, nothing staged, no barrier.
+// CHECK-LABEL: llvm.func @split_a_ring_n_major(
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.barrier id
+// CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 1;
+// CHECK-NOT: wgmma.mma_async
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NOT: nvvm.barrier
+// CHECK: nvvm.mbarrier.arrive
+tile.kernel @split_a_ring_n_major(%N: index, %x: !tile.view<[N, 64, 64], bf16> {tile.access = "in"},
+                                  %w: !tile.view<[N, 64, 64], bf16> {tile.access = "in"},
+                                  %y: !tile.view<[N, 64, 64], f32> {tile.access = "out"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 8, mma = "wgmma",
+      roles = [#tile.role<name = "producer", firstWarp = 0, numWarps = 4, regs = 40, ops = ["b"]>,
+               #tile.role<name = "compute", firstWarp = 4, numWarps = 4, regs = 232, ops = ["st"]>],
+      pipelines = [#tile.pipeline<name = "ring", buffers = ["b"], depth = 2, copy = "tma">]>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] : !tile.view<[N, 64, 64], bf16> -> !tile.tile<64x64xbf16>
+  %b = tile.load %w[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] {tile.id = "b"} : !tile.view<[N, 64, 64], bf16> -> !tile.tile<64x64xbf16>
+  %p = tile.dot %t, %t : !tile.tile<64x64xbf16>, !tile.tile<64x64xbf16> -> !tile.tile<64x64xf32>
+  %q = tile.dot %p, %b : !tile.tile<64x64xf32>, !tile.tile<64x64xbf16> -> !tile.tile<64x64xf32>
+  tile.store %q, %y[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] {tile.id = "st"} : !tile.tile<64x64xf32>, !tile.view<[N, 64, 64], f32>
+  tile.return
+}
