@@ -303,8 +303,9 @@ LogicalResult GpuKernelLowering::lowerAccess(const ViewInfo &vi, ArrayRef<Value>
   // the width), so a mask decided at a vector's first element holds for all
   // of it.
   // A dynamic contiguous dim (a token-last tensor padded to TP tokens,
-  // tests/lit/ptx/dynamic_inner_dim.test) has its width decided at run time instead: one uniform
-  // test picks the vector accesses when the dim is a multiple of it, scalar ones otherwise.
+  // tests/lit/ptx/dynamic_inner_dim.test) has its width decided at run
+  // time instead: one uniform test picks the vector accesses when the dim
+  // is a multiple of it, scalar ones otherwise.
   int64_t vec = 1;
   unsigned last = rank - 1;
   bool dynamicInner = false;

@@ -67,11 +67,12 @@ struct MmaTiling {
   /// times a bf16 B is split instead (`splitA`).
   enum class Operands { BF16, F16, TF32 } operands = Operands::TF32;
   /// An f32 A with a bf16 B runs as two bf16 products accumulated in one:
-  /// A's high part (A rounded to bf16) and its residual (A minus that,
-  /// rounded), so A keeps about 16 bits where tf32 keeps 11, and B is read
-  /// as it is stored. Tensor-core time equals one tf32 product's (twice the
-  /// K steps at twice the rate). Staged, A's residual part lies aPartBytes()
-  /// after its high part; from registers, neither is staged.
+  /// A's high part (its top 16 bits, A cut to bf16) and its residual (A
+  /// minus that, exact in f32, rounded), so A keeps about 16 bits where
+  /// tf32 keeps 11, and B is read as it is stored. Tensor-core time equals
+  /// one tf32 product's (twice the K steps at twice the rate). Staged, A's
+  /// residual part lies aPartBytes() after its high part; from registers,
+  /// neither is staged.
   bool splitA = false;
   int64_t aParts() const { return splitA ? 2 : 1; }
   /// Bytes of one staged part of A.
