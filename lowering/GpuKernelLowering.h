@@ -314,7 +314,8 @@ private:
   /// Whether `op`'s B is staged N-major: wgmma reads a 16-bit B laid out [K,
   /// N] as it lies (the transpose bit), so its threads store their runs
   /// along N whole instead of gathering K. Not for a B stacked beside
-  /// another, from a ring, or kept resident.
+  /// another or kept resident. (A B from a ring is read as the ring lays
+  /// it: RingPlan::nMajor.)
   bool stagesBNMajor(DotOp op, const Product &p);
   /// The shared-memory descriptor of an operand starting `offset` bytes
   /// after `at.base`.
@@ -489,9 +490,13 @@ private:
   bool swizzlePays(Value operand, bool isLhs, const MmaTiling &t, bool nMajor = false);
   /// Stages a tensor-core operand (the dot's lhs when `isLhs`) K-major at `region`
   /// of the staging area, its first row at staged row `rowOffset` (a
-  /// multiple of 8). `part` picks a split A's part (MmaTiling::splitA).
+  /// multiple of 8); a split A (MmaTiling::splitA) as both its parts.
   void stageMmaOperand(Value operand, bool isLhs, const MmaTiling &t, int64_t region, bool swizzled,
-                       int64_t rowOffset = 0, bool nMajor = false, int64_t part = 0);
+                       int64_t rowOffset = 0, bool nMajor = false);
+  /// stageMmaOperand's stores from the registers: part `part` of a split A
+  /// at `region`, or the whole operand.
+  void stageMmaOperandPart(const StagedOperand &o, bool isLhs, const MmaTiling &t, int64_t region,
+                           bool swizzled, int64_t rowOffset, bool nMajor, int64_t part);
   /// Stages an MN-major operand (K its tile's first dim) in two steps, when
   /// it is large enough to pay and its tile fits the result rows area:
   /// row-major there with vector stores, then each thread gathers 16 bytes
@@ -499,7 +504,7 @@ private:
   /// one element a lane into rows 16 bytes x 4 apart, 16 lanes on one bank.
   /// False when it does not apply.
   bool stageByPieces(const StagedOperand &o, bool isLhs, const MmaTiling &t, int64_t region,
-                     bool swizzled, int64_t rowOffset, int64_t part);
+                     bool swizzled, int64_t rowOffset);
   /// A staging by pieces wrote the result rows area and its gathers may
   /// still be reading it: the next one waits for the role first.
   bool piecesPending = false;

@@ -857,8 +857,12 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
   for (RolePlan &role : plan.roles) {
     if (role.issuesMma)
       continue;
+    // Sized as the lowering plans the products (a served role's on its
+    // issuer's warps).
+    int64_t warps = plan.productWarps(
+        &role - plan.roles.data(), MmaTiling::kindOf(schedule.getMma()) == MmaTiling::Kind::Wgmma);
     role.stagingBytes = mostOf(kernel, role, largest, [&](Operation *op) {
-      return stagingBytesOf(op, schedule.getMma(), role.numWarps);
+      return stagingBytesOf(op, schedule.getMma(), warps);
     });
     if (!role.stagingBytes)
       continue;

@@ -100,16 +100,29 @@ bool GpuKernelLowering::swizzlePays(Value operand, bool isLhs, const MmaTiling &
 
 void GpuKernelLowering::stageMmaOperand(Value operand, bool isLhs, const MmaTiling &t,
                                         int64_t region, bool swizzled, int64_t rowOffset,
-                                        bool nMajor, int64_t part) {
+                                        bool nMajor) {
   // Staged K-major: element (row, k) at t.operandOffset(row, k, ...), where
-  // row is A's m or B's n; N-major, row is B's k and k its n.
+  // row is A's m or B's n; N-major, row is B's k and k its n. A split A
+  // (MmaTiling::splitA) is staged as its two parts, aPartBytes() apart.
   StagedOperand o = stagedOperand(operand, isLhs, t, nMajor);
+  int64_t parts = isLhs ? t.aParts() : 1;
   if (Operation *def = o.tile.getDefiningOp())
-    if (const ResidentPlan *res = plan.residentTouchedBy(def))
-      return stageResidentOperand(*res, cast<TileType>(o.tile.getType()).getElementType(), isLhs, t,
-                                  region, swizzled, rowOffset, part);
-  if (stageByPieces(o, isLhs, t, region, swizzled, rowOffset, part))
+    if (const ResidentPlan *res = plan.residentTouchedBy(def)) {
+      for (int64_t part = 0; part < parts; ++part)
+        stageResidentOperand(*res, cast<TileType>(o.tile.getType()).getElementType(), isLhs, t,
+                             region + part * t.aPartBytes(), swizzled, rowOffset, part);
+      return;
+    }
+  if (stageByPieces(o, isLhs, t, region, swizzled, rowOffset))
     return;
+  for (int64_t part = 0; part < parts; ++part)
+    stageMmaOperandPart(o, isLhs, t, region + part * t.aPartBytes(), swizzled, rowOffset, nMajor,
+                        part);
+}
+
+void GpuKernelLowering::stageMmaOperandPart(const StagedOperand &o, bool isLhs, const MmaTiling &t,
+                                            int64_t region, bool swizzled, int64_t rowOffset,
+                                            bool nMajor, int64_t part) {
   Value tile = o.tile;
   const TileLayout &l = o.l;
   int64_t vec = o.vec;
@@ -161,8 +174,7 @@ void GpuKernelLowering::stageMmaOperand(Value operand, bool isLhs, const MmaTili
 }
 
 bool GpuKernelLowering::stageByPieces(const StagedOperand &o, bool isLhs, const MmaTiling &t,
-                                      int64_t region, bool swizzled, int64_t rowOffset,
-                                      int64_t part) {
+                                      int64_t region, bool swizzled, int64_t rowOffset) {
   const TileLayout &l = o.l;
   auto type = cast<TileType>(o.tile.getType());
   // A tile of a few elements a thread keeps the direct stores: for a
@@ -227,17 +239,23 @@ bool GpuKernelLowering::stageByPieces(const StagedOperand &o, bool isLhs, const 
       enterIf(below(piece, pieces));
     Value row = arith::RemUIOp::create(b, loc(), piece, cIndex(R));
     Value k0 = mul(arith::DivUIOp::create(b, loc(), piece, cIndex(R)), cIndex(perPiece));
-    Value v = LLVM::UndefOp::create(b, loc(), pieceType);
-    for (int64_t e = 0; e < perPiece; ++e) {
-      Value x = LLVM::LoadOp::create(
+    SmallVector<Value> x;
+    for (int64_t e = 0; e < perPiece; ++e)
+      x.push_back(LLVM::LoadOp::create(
           b, loc(), elem,
-          sharedElem(scratch, elem, add(mul(add(k0, cIndex(e)), cIndex(pitch)), row)));
-      if (t.splitA && isLhs)
-        x = splitPart(x, stored, part);
-      v = LLVM::InsertElementOp::create(b, loc(), v, scalarCast(b, loc(), x, stored), cI32(e));
-    }
+          sharedElem(scratch, elem, add(mul(add(k0, cIndex(e)), cIndex(pitch)), row))));
     Value offset = operandByteOffset(t, swizzled, rows, add(row, cIndex(rowOffset)), k0);
-    LLVM::StoreOp::create(b, loc(), v, smemAt(add(areaStart, offset)), 16);
+    // Each part of a split A from the same gather.
+    bool split = t.splitA && isLhs;
+    for (int64_t part = 0; part < (split ? t.aParts() : 1); ++part) {
+      Value v = LLVM::UndefOp::create(b, loc(), pieceType);
+      for (int64_t e = 0; e < perPiece; ++e) {
+        Value y = split ? splitPart(x[e], stored, part) : scalarCast(b, loc(), x[e], stored);
+        v = LLVM::InsertElementOp::create(b, loc(), v, y, cI32(e));
+      }
+      LLVM::StoreOp::create(b, loc(), v,
+                            smemAt(add(areaStart, add(offset, cIndex(part * t.aPartBytes())))), 16);
+    }
   }
   piecesPending = true;
   return true;
@@ -263,7 +281,7 @@ Value GpuKernelLowering::operandByteOffset(const MmaTiling &t, bool swizzled, in
 }
 
 bool GpuKernelLowering::stagesBNMajor(DotOp op, const Product &p) {
-  if (!p.t.readsBNMajor() || p.bRing || (p.extra && !p.pair->sharesRhs))
+  if (!p.t.readsBNMajor() || (p.extra && !p.pair->sharesRhs))
     return false;
   StagedOperand o = stagedOperand(op.getRhs(), /*isLhs=*/false, p.t);
   if (o.kLast)
@@ -332,9 +350,7 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
     aRegs = registerOperandA(op, t);
   bool staged = false;
   if (!p.aRing && !aRegs) {
-    for (int64_t part = 0; part < t.aParts(); ++part)
-      stageMmaOperand(op.getLhs(), /*isLhs=*/true, t, t.aOffset + part * t.aPartBytes(),
-                      p.aSwizzled, 0, false, part);
+    stageMmaOperand(op.getLhs(), /*isLhs=*/true, t, t.aOffset, p.aSwizzled);
     staged = true;
   }
   if (!p.bRing) {
@@ -342,11 +358,8 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
     staged = true;
   }
   if (p.extra && !p.extraRing) {
-    // Stacked below A: each part of a split A.
-    for (int64_t part = 0; part < (pair->sharesRhs ? t.aParts() : 1); ++part)
-      stageMmaOperand(p.extra, pair->sharesRhs, t,
-                      pair->sharesRhs ? t.aOffset + part * t.aPartBytes() : t.bOffset,
-                      pair->sharesRhs ? p.aSwizzled : p.bSwizzled, pair->offset(), false, part);
+    stageMmaOperand(p.extra, pair->sharesRhs, t, pair->sharesRhs ? t.aOffset : t.bOffset,
+                    pair->sharesRhs ? p.aSwizzled : p.bSwizzled, pair->offset());
     staged = true;
   }
   auto [a, bAt] = operandsAt(p);

@@ -652,3 +652,34 @@ tile.kernel @split_a_ring_n_major(%N: index, %x: !tile.view<[N, 64, 64], bf16> {
   tile.store %q, %y[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] {tile.id = "st"} : !tile.tile<64x64xf32>, !tile.view<[N, 64, 64], f32>
   tile.return
 }
+
+// -----
+
+// A split A held K first ([K, M], transposed into the dot) is staged by
+// pieces: the tile goes row-major into the result rows once, one barrier,
+// and each gathered piece of 8 bf16 is stored as both parts (the second
+// 64 x 32 x 2 = 4096 bytes on).
+// CHECK-LABEL: llvm.func @split_a_pieces(
+// CHECK: nvvm.barrier
+// CHECK-NOT: nvvm.barrier
+// CHECK: scf.for
+// CHECK: llvm.store {{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<3>
+// CHECK: arith.constant 4096 : index
+// CHECK: llvm.store {{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<3>
+// CHECK-NEXT: }
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 64, k = 16>, D[<f32>, <zero>]
+// CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 64, k = 16>, D[<f32>, <one>]
+tile.kernel @split_a_pieces(%N: index, %x: !tile.view<[N, 32, 64], f32> {tile.access = "in"},
+                            %w: !tile.view<[N, 32, 64], bf16> {tile.access = "in"},
+                            %y: !tile.view<[N, 64, 64], f32> {tile.access = "out"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 4, mma = "wgmma",
+      roles = [], pipelines = []>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %at = tile.load %x[%n, %c0, %c0] window [1, 32, 64] keep [1, 2] : !tile.view<[N, 32, 64], f32> -> !tile.tile<32x64xf32>
+  %a = tile.transpose %at [1, 0] : !tile.tile<32x64xf32> -> !tile.tile<64x32xf32>
+  %b = tile.load %w[%n, %c0, %c0] window [1, 32, 64] keep [1, 2] : !tile.view<[N, 32, 64], bf16> -> !tile.tile<32x64xbf16>
+  %p = tile.dot %a, %b : !tile.tile<64x32xf32>, !tile.tile<32x64xbf16> -> !tile.tile<64x64xf32>
+  tile.store %p, %y[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] : !tile.tile<64x64xf32>, !tile.view<[N, 64, 64], f32>
+  tile.return
+}
