@@ -35,20 +35,7 @@ using namespace kiln::nvvm;
 
 namespace kiln::nvvm {
 
-TileLayout GpuKernelLowering::layoutOf(Value v) {
-  auto shape = cast<TileType>(v.getType()).getShape();
-  Operation *def = v.getDefiningOp();
-  if (def)
-    if (auto attr = def->getAttrOfType<LayoutAttr>(kLayoutAttr))
-      return TileLayout::get(attr, shape);
-  if (auto arg = dyn_cast<BlockArgument>(v))
-    if (auto forOp = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp()))
-      return layoutOf(forOp.getInitArgs()[arg.getArgNumber() - 1]);
-  if (auto res = dyn_cast<OpResult>(v))
-    if (auto forOp = dyn_cast<scf::ForOp>(res.getOwner()))
-      return layoutOf(forOp.getInitArgs()[res.getResultNumber()]);
-  llvm_unreachable("tile without a layout: run tile-assign-layouts first");
-}
+TileLayout GpuKernelLowering::layoutOf(Value v) { return layoutOfValue(v); }
 
 Value GpuKernelLowering::laneCoord(const TileLayout &l, unsigned p) {
   if (l.lanes[p] == 1)
@@ -604,7 +591,44 @@ LogicalResult GpuKernelLowering::lowerFor(scf::ForOp op) {
   return success();
 }
 
+bool GpuKernelLowering::runsBesideProduct(Operation *op) {
+  if (!runs(op) || pairedSeconds.contains(op))
+    return true; // nothing to lower here
+  if (const ResidentPlan *res = plan.residentTouchedBy(op); res && res->role == role)
+    return op != res->update;
+  if (llvm::any_of(op->getOperands(),
+                   [&](Value v) { return llvm::is_contained(pendingProduct->results, v); }))
+    return false;
+  if (op->getNumRegions())
+    return false;
+  if (op->getDialect() != kernel->getDialect())
+    return !isa<ReturnOp>(op);
+  if (auto load = dyn_cast<LoadOp>(op))
+    return !plan.ringOf(load);
+  if (auto store = dyn_cast<StoreOp>(op))
+    return !plan.storeRingOf(store);
+  if (auto tr = dyn_cast<TransposeOp>(op))
+    return !foldedIntoTensorCoreDots(tr, schedule) &&
+           (transposesInRegisters(tr) || movesInWarpSlices(op));
+  if (isa<ConvertLayoutOp>(op))
+    return movesInWarpSlices(op);
+  return isa<ConstantOp, IotaOp, FromIndexOp, SplatOp, ToIndexOp, AddOp, SubOp, MulOp, DivOp, RemOp,
+             MaxOp, MinOp, AndOp, OrOp, CmpOp, NegOp, AbsOp, ExpOp, LogOp, Log1pOp, SqrtOp, RsqrtOp,
+             SigmoidOp, TanhOp, NotOp, SelectOp, CastOp, BroadcastOp, ReshapeOp>(op);
+}
+
 LogicalResult GpuKernelLowering::lowerOp(Operation *op) {
+  if (pendingProduct && !runsBesideProduct(op))
+    flushProduct();
+  LogicalResult lowered = lowerOpNow(op);
+  // A product's wait stays in the block that issued it.
+  Operation *next = op->getNextNode();
+  if (!next || next->hasTrait<OpTrait::IsTerminator>())
+    flushProduct();
+  return lowered;
+}
+
+LogicalResult GpuKernelLowering::lowerOpNow(Operation *op) {
   if (!runs(op))
     return success(); // another role's work
   // A resident tile's scale and sum happen at its update, its copies where
@@ -739,13 +763,14 @@ LogicalResult GpuKernelLowering::lowerOp(Operation *op) {
       })
       .Case([&](ReduceOp red) { return lowerReduce(red); })
       .Case([&](ConvertLayoutOp cv) {
-        Value base = stagingBase();
-        stageOut(cv.getInput(), base);
-        syncRole();
         ArrayRef<int64_t> shape = cast<TileType>(cv.getType()).getShape();
+        bool inWarps = movesInWarpSlices(op);
+        Value base = inWarps ? warpSlice() : stagingBase();
+        stageOut(cv.getInput(), base);
+        syncMovers(inWarps);
         regs[cv.getResult()] = stageIn(layoutOf(cv.getResult()), cv.getType().getElementType(),
                                        base, [&](ArrayRef<Value> c) { return rowMajor(c, shape); });
-        syncRole(); // the area is free for the next op
+        syncMovers(inWarps); // the area is free for the next op
         return success();
       })
       .Case([&](TransposeOp tr) {
@@ -755,7 +780,8 @@ LogicalResult GpuKernelLowering::lowerOp(Operation *op) {
           regs[tr.getResult()] = std::move(*renamed);
           return success();
         }
-        Value base = stagingBase();
+        bool inWarps = movesInWarpSlices(op);
+        Value base = inWarps ? warpSlice() : stagingBase();
         auto inType = tr.getInput().getType();
         SmallVector<int64_t, 2> inShape = transposeStagingShape(inType);
         Type stored = stagedType(b, inType.getElementType());
@@ -767,7 +793,7 @@ LogicalResult GpuKernelLowering::lowerOp(Operation *op) {
                          : arith::ExtUIOp::create(b, loc(), stored, v).getResult();
             },
             [&](ArrayRef<Value> c) { return sharedElem(base, stored, rowMajor(c, inShape)); });
-        syncRole();
+        syncMovers(inWarps);
         ArrayRef<int64_t> perm = tr.getPermutation();
         regs[tr.getResult()] = stageIn(layoutOf(tr.getResult()), tr.getType().getElementType(),
                                        base, [&](ArrayRef<Value> c) {
@@ -776,7 +802,7 @@ LogicalResult GpuKernelLowering::lowerOp(Operation *op) {
                                            src[perm[i]] = c[i];
                                          return rowMajor(src, inShape);
                                        });
-        syncRole();
+        syncMovers(inWarps);
         return success();
       })
       .Case([&](CumsumOp cs) { return lowerCumsum(cs); })
@@ -794,6 +820,24 @@ void GpuKernelLowering::syncRole() {
   // never reach it.
   NVVM::BarrierOp::create(b, loc(), Type(), cI32(1 + role), cI32(r.numWarps * 32),
                           NVVM::BarrierReductionAttr(), Value());
+}
+
+bool GpuKernelLowering::movesInWarpSlices(Operation *op) {
+  return plan.roles[role].warpSliceBytes && movesInWarps(op, schedule.getMma(), numWarps());
+}
+
+Value GpuKernelLowering::warpSlice() {
+  const RolePlan &rp = plan.roles[role];
+  return smemAt(add(cIndex(rp.warpSlicesOffset), mul(warp, cIndex(rp.warpSliceBytes))));
+}
+
+void GpuKernelLowering::syncMovers(bool inWarps) {
+  if (!inWarps) {
+    syncRole();
+    return;
+  }
+  // Only the warp's own lanes meet in its slice.
+  NVVM::SyncWarpOp::create(b, loc(), arith::ConstantIntOp::create(b, loc(), -1, 32));
 }
 
 Value GpuKernelLowering::smemAt(Value byteOffset) {

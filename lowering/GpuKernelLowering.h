@@ -200,6 +200,14 @@ private:
   }
   /// Synchronises the threads of the current role.
   void syncRole();
+  /// Whether layout conversion or transpose `op` goes through this warp's
+  /// slice (KernelPlan sized them: movesInWarps).
+  bool movesInWarpSlices(Operation *op);
+  /// This warp's slice of shared memory.
+  Value warpSlice();
+  /// Synchronises the threads that meet where a tile moves: the warp's lanes
+  /// in its slice (`inWarps`), else the role's threads in its staging area.
+  void syncMovers(bool inWarps);
   /// Address `bytes` into dynamic shared memory.
   Value smemAt(Value byteOffset);
   /// Shared memory `bytes` into stage `stage` of `ring`.
@@ -244,8 +252,10 @@ private:
   /// elements; null when no thread holds a copy.
   Value ownerPredicate(const TileLayout &l);
 
-  LogicalResult lowerBlock(Block &block);
+  /// Lowers `op`, first waiting for a product in flight unless `op` may
+  /// run beside it, and waiting at the end of the op's block.
   LogicalResult lowerOp(Operation *op);
+  LogicalResult lowerOpNow(Operation *op);
   LogicalResult lowerFor(scf::ForOp op);
   LogicalResult lowerProgramIds(ProgramIdsOp op);
   /// A load into `tile` or a store of it; the tile's shape is the window's
@@ -280,6 +290,9 @@ private:
   /// so around accumulator fragments): the input's registers renumbered,
   /// nothing moved. None for any other pair of layouts.
   std::optional<Regs> transposedInRegisters(TransposeOp tr);
+  /// Whether transposedInRegisters applies: the layouts differ only in the
+  /// order of their dims.
+  bool transposesInRegisters(TransposeOp tr);
   /// A dot on tensor cores: both operands staged in shared memory, the
   /// products issued as `t.kind` says, the result read back through the
   /// staging area's f32 rows.
@@ -328,8 +341,34 @@ private:
   /// nothing.
   /// With `results` (a product whose result tile has t.fragmentLayout()),
   /// leaves each accumulator in the result's registers instead.
-  void issueWgmma(const MmaTiling &t, OperandAt a, OperandAt b, Regs *fragment = nullptr,
-                  Regs *results = nullptr, const ARegisters *aRegs = nullptr);
+  /// With `deferWait` (a product with `fragment` or `results`), waits for
+  /// nothing: returns each round's accumulators in flight, for
+  /// takeAccumulators once the caller waits.
+  SmallVector<Value> issueWgmma(const MmaTiling &t, OperandAt a, OperandAt b,
+                                Regs *fragment = nullptr, Regs *results = nullptr,
+                                const ARegisters *aRegs = nullptr, bool deferWait = false);
+  /// Round `round`'s accumulators `acc` into `fragment` or `results`.
+  void takeAccumulators(const MmaTiling &t, int64_t round, Value acc, Regs *fragment,
+                        Regs *results);
+  /// `dot`'s result from columns [from, from + N) of a product's fragment,
+  /// plus the dot's accumulator operand if it has one.
+  void keepFragmentColumns(DotOp dot, ArrayRef<Value> fragment, int64_t from, const MmaTiling &t);
+  /// A wgmma product issued and not yet waited for: what it makes (the
+  /// values an op must not read before `finish`), and `finish`, which
+  /// waits, takes the accumulators, gives its ring stages back and binds
+  /// its results.
+  struct PendingProduct {
+    SmallVector<Value, 2> results;
+    std::function<void()> finish;
+  };
+  std::optional<PendingProduct> pendingProduct;
+  /// Waits for the pending product, if any.
+  void flushProduct();
+  /// Whether `op` may be lowered while a product is in flight: register
+  /// arithmetic, plain global loads and stores, and layout conversions that
+  /// stay in their warps, none reading what the product makes. Everything
+  /// else may touch its operands, its shared memory or its results.
+  bool runsBesideProduct(Operation *op);
   /// wgmma with A from registers: the four 32-bit words of this thread's A
   /// fragment for each round and K step (round * K steps + step), where the
   /// dot's lhs is held as wgmma reads it: the result of a product in its

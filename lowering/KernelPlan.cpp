@@ -2,6 +2,7 @@
 #include "lowering/KernelPlan.h"
 #include "dsl/schedule/Schedule.h"
 #include "dsl/schedule/Target.h"
+#include "lowering/Layout.h"
 #include "lowering/MmaTiling.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -15,6 +16,11 @@ using namespace kiln::tile;
 namespace {
 
 int64_t alignTo(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
+
+int64_t tileBytes(Value v) {
+  auto t = cast<TileType>(v.getType());
+  return t.getNumElements() * std::max<int64_t>(1, t.getElementType().getIntOrFloatBitWidth() / 8);
+}
 
 /// The op with the largest measure over all roles so far.
 struct Widest {
@@ -852,6 +858,19 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
     plan.dynamicSharedBytes += 8;
   }
 
+  // Tile layouts span the warps of a computing role; every such role must
+  // have that many.
+  plan.layoutWarps = 0;
+  for (const RolePlan &r : plan.roles)
+    if (r.computes())
+      plan.layoutWarps = std::max(plan.layoutWarps, r.numWarps);
+  for (const RolePlan &r : plan.roles)
+    if (r.computes() && r.numWarps != plan.layoutWarps)
+      return kernel.emitOpError("has roles that compute on ")
+                 << r.numWarps << " and " << plan.layoutWarps
+                 << " warps; tile layouts need the same warp count in every computing role",
+             failure();
+
   // Staging areas, one per role, after the rings: roles stage concurrently.
   Widest largest; // the op staging the most, for the error below
   for (RolePlan &role : plan.roles) {
@@ -861,17 +880,29 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
     // issuer's warps).
     int64_t warps = plan.productWarps(
         &role - plan.roles.data(), MmaTiling::kindOf(schedule.getMma()) == MmaTiling::Kind::Wgmma);
-    role.stagingBytes = mostOf(kernel, role, largest, [&](Operation *op) {
-      return stagingBytesOf(op, schedule.getMma(), warps);
+    // (A role of one warp has the staging area to itself.)
+    auto inWarps = [&](Operation *op) {
+      return role.computes() && plan.layoutWarps > 1 &&
+             movesInWarps(op, schedule.getMma(), plan.layoutWarps);
+    };
+    role.stagingBytes = mostOf(kernel, role, largest, [&](Operation *op) -> int64_t {
+      return inWarps(op) ? 0 : stagingBytesOf(op, schedule.getMma(), warps);
     });
-    if (!role.stagingBytes)
-      continue;
-    // Tensor-core operands are swizzled in atoms the hardware locates by
-    // address.
-    role.stagingOffset =
-        alignTo(plan.dynamicSharedBytes,
-                MmaTiling::kindOf(schedule.getMma()) ? MmaTiling::kAtomAlignment : kRingAlignment);
-    plan.dynamicSharedBytes = role.stagingOffset + role.stagingBytes;
+    role.warpSliceBytes = mostOf(kernel, role, largest, [&](Operation *op) -> int64_t {
+      return inWarps(op) ? alignTo(stagingBytesOf(op, schedule.getMma(), warps), 16) : 0;
+    });
+    if (role.stagingBytes) {
+      // Tensor-core operands are swizzled in atoms the hardware locates by
+      // address.
+      role.stagingOffset = alignTo(plan.dynamicSharedBytes, MmaTiling::kindOf(schedule.getMma())
+                                                                ? MmaTiling::kAtomAlignment
+                                                                : kRingAlignment);
+      plan.dynamicSharedBytes = role.stagingOffset + role.stagingBytes;
+    }
+    if (role.warpSliceBytes) {
+      role.warpSlicesOffset = alignTo(plan.dynamicSharedBytes, 16);
+      plan.dynamicSharedBytes = role.warpSlicesOffset + role.warpSliceBytes * role.numWarps;
+    }
   }
   if (target && target->isGpu && plan.dynamicSharedBytes > target->smemBytes) {
     Operation *at = largest.op ? largest.op : kernel.getOperation();
@@ -885,24 +916,7 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
     return failure();
   }
 
-  // Tile layouts span the warps of a computing role; every such role must
-  // have that many.
-  plan.layoutWarps = 0;
-  for (const RolePlan &r : plan.roles)
-    if (r.computes())
-      plan.layoutWarps = std::max(plan.layoutWarps, r.numWarps);
-  for (const RolePlan &r : plan.roles)
-    if (r.computes() && r.numWarps != plan.layoutWarps)
-      return kernel.emitOpError("has roles that compute on ")
-                 << r.numWarps << " and " << plan.layoutWarps
-                 << " warps; tile layouts need the same warp count in every computing role",
-             failure();
   return plan;
-}
-
-static int64_t tileBytes(Value v) {
-  auto t = cast<TileType>(v.getType());
-  return t.getNumElements() * std::max<int64_t>(1, t.getElementType().getIntOrFloatBitWidth() / 8);
 }
 
 /// The most `field` of `dot`'s tiling gives, alone or with the dot it may
@@ -924,6 +938,24 @@ SmallVector<int64_t, 2> kiln::transposeStagingShape(TileType input) {
   if (shape.size() >= 2)
     shape.back() += 16 / std::max<int64_t>(1, input.getElementType().getIntOrFloatBitWidth() / 8);
   return shape;
+}
+
+bool kiln::movesInWarps(Operation *op, StringRef mma, int64_t warps) {
+  if (!isa<ConvertLayoutOp, TransposeOp>(op) ||
+      alignTo(stagingBytesOf(op, mma, warps), 16) * warps > kWarpSlicesBytes)
+    return false;
+  // (Planned before tile-assign-layouts too, when nothing has a layout.)
+  std::optional<TileLayout> from = assignedLayout(op->getOperand(0)),
+                            to = assignedLayout(op->getResult(0));
+  if (!from || !to)
+    return false;
+  auto tr = dyn_cast<TransposeOp>(op);
+  if (!tr)
+    return staysInWarps(*from, *to, warps);
+  if ((MmaTiling::kindOf(mma) && foldsIntoDots(tr)) ||
+      permutesRegisters(*from, *to, tr.getPermutation()))
+    return false;
+  return staysInWarps(*from, *to, warps, tr.getPermutation());
 }
 
 int64_t kiln::stagingBytesOf(Operation *op, StringRef mma, int64_t warps) {

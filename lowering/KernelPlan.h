@@ -111,6 +111,10 @@ struct RolePlan {
   /// transpose, cumsum, layout conversions) stage it, in dynamic shared
   /// memory; the largest such op sets the size.
   int64_t stagingOffset = 0, stagingBytes = 0;
+  /// Layout conversions that move no element between warps go through a
+  /// slice of `warpSliceBytes` per warp, from `warpSlicesOffset` on, apart
+  /// from the staging area: each warp then synchronises only itself.
+  int64_t warpSlicesOffset = 0, warpSliceBytes = 0;
   /// tcgen05 dots: the role's accumulator columns start here in the CTA's
   /// tensor memory, and their completion arrives on the mbarrier at
   /// `mmaBarrierOffset` in dynamic shared memory (-1: the role has none).
@@ -127,6 +131,15 @@ struct RolePlan {
 /// transposed reads, which walk down a column, spread over 4 times as many
 /// banks (a warp reading 8 rows x 4 columns hit 4 banks, 8 lanes each).
 llvm::SmallVector<int64_t, 2> transposeStagingShape(tile::TileType input);
+
+/// Whether `op`, a layout conversion or a transpose through shared memory
+/// (not folded into tensor-core products under `mma`, not a renaming of
+/// registers), keeps every element in the warp holding it on a role of
+/// `warps` warps, and a slice of its staging per warp takes at most
+/// kWarpSlicesBytes in all; false for any other op. tile-assign-layouts
+/// ran.
+bool movesInWarps(mlir::Operation *op, llvm::StringRef mma, int64_t warps);
+inline constexpr int64_t kWarpSlicesBytes = 64 * 1024;
 
 /// Shared memory `op` stages its operands in when a role of `warps` warps
 /// runs it under the schedule's matrix instruction `mma`; 0 when it needs

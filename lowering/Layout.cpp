@@ -1,6 +1,8 @@
 //===- Layout.cpp - register arithmetic of #tile.layout -------------------===//
 #include "lowering/Layout.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
@@ -15,6 +17,75 @@ TileLayout TileLayout::get(tile::LayoutAttr attr, ArrayRef<int64_t> shape) {
   l.lanesFirst.assign(attr.getLanesFirst().begin(), attr.getLanesFirst().end());
   l.shape.assign(shape.begin(), shape.end());
   return l;
+}
+
+std::optional<TileLayout> kiln::assignedLayout(Value v) {
+  auto shape = cast<tile::TileType>(v.getType()).getShape();
+  if (Operation *def = v.getDefiningOp())
+    if (auto attr = def->getAttrOfType<tile::LayoutAttr>(tile::kLayoutAttr))
+      return TileLayout::get(attr, shape);
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    if (auto forOp = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp()))
+      return assignedLayout(forOp.getInitArgs()[arg.getArgNumber() - 1]);
+  if (auto res = dyn_cast<OpResult>(v))
+    if (auto forOp = dyn_cast<scf::ForOp>(res.getOwner()))
+      return assignedLayout(forOp.getInitArgs()[res.getResultNumber()]);
+  return std::nullopt;
+}
+
+TileLayout kiln::layoutOfValue(Value v) {
+  std::optional<TileLayout> l = assignedLayout(v);
+  if (!l)
+    llvm::report_fatal_error("tile without a layout: run tile-assign-layouts first");
+  return *l;
+}
+
+bool kiln::staysInWarps(const TileLayout &from, const TileLayout &to, int64_t warps,
+                        ArrayRef<int64_t> perm) {
+  int64_t elements = 1;
+  for (int64_t extent : from.shape)
+    elements *= extent;
+  // Elements numbered row-major in `from`'s shape.
+  auto linear = [&](const TileLayout &l, int64_t r, int64_t lane, int64_t warp) {
+    SmallVector<int64_t, 2> index = l.regIndex(r), coords(l.shape.size());
+    for (unsigned d = 0; d < l.shape.size(); ++d)
+      coords[&l == &to && !perm.empty() ? perm[d] : d] = l.coordinate(d, index[d], lane, warp);
+    int64_t at = 0;
+    for (unsigned d = 0; d < from.shape.size(); ++d)
+      at = at * from.shape[d] + coords[d];
+    return at;
+  };
+  // The warp writing each element: the lowering's owner of each group of
+  // threads holding copies (lane and warp coordinate 0 along replicated
+  // dims, threads past the layout's lanes and warps idle).
+  SmallVector<int64_t> writer(elements, -1);
+  SmallVector<unsigned, 2> replicated = from.replicatedParentDims();
+  for (int64_t warp = 0; warp < std::min(warps, from.warpCount()); ++warp)
+    for (int64_t lane = 0; lane < from.laneCount(); ++lane) {
+      bool owns = llvm::all_of(replicated, [&](unsigned p) {
+        return lane / from.laneStride(p) % from.lanes[p] == 0 &&
+               warp / from.warpStride(p) % from.warps[p] == 0;
+      });
+      if (owns)
+        for (int64_t r = 0; r < from.numRegs(); ++r)
+          writer[linear(from, r, lane, warp)] = warp;
+    }
+  for (int64_t warp = 0; warp < warps; ++warp)
+    for (int64_t lane = 0; lane < 32; ++lane)
+      for (int64_t r = 0; r < to.numRegs(); ++r)
+        if (writer[linear(to, r, lane, warp)] != warp)
+          return false;
+  return true;
+}
+
+bool kiln::permutesRegisters(const TileLayout &from, const TileLayout &to, ArrayRef<int64_t> perm) {
+  if (from.size != to.size || from.lanes != to.lanes || from.warps != to.warps ||
+      from.lanesFirst != to.lanesFirst)
+    return false;
+  for (auto [d, p] : llvm::enumerate(perm))
+    if (to.dims[d] != from.dims[p])
+      return false;
+  return true;
 }
 
 tile::LayoutAttr TileLayout::attr(MLIRContext *ctx) const {

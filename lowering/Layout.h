@@ -63,6 +63,26 @@ struct TileLayout {
   std::optional<std::string> mismatch() const;
 };
 
+/// The layout of a tile value: its op's, or for a value a loop carries,
+/// that of the value initialising it; none before tile-assign-layouts.
+std::optional<TileLayout> assignedLayout(mlir::Value v);
+/// assignedLayout where tile-assign-layouts ran (a fatal error otherwise).
+TileLayout layoutOfValue(mlir::Value v);
+
+/// Whether moving a tile from layout `from` to `to` through shared memory,
+/// on a role of `warps` warps, moves no element between warps: each warp
+/// reads back only elements its own threads write (each element is written
+/// once, by its first holder). Such a conversion needs only warp
+/// synchronisation. With `perm`, `to` lays out the transpose: its dim d is
+/// `from`'s dim perm[d].
+bool staysInWarps(const TileLayout &from, const TileLayout &to, int64_t warps,
+                  llvm::ArrayRef<int64_t> perm = {});
+
+/// Whether `to`, the layout of `from`'s tile transposed by `perm` (its dim
+/// d is from's dim perm[d]), holds every element in the register that held
+/// it: the two differ only in the order of their dims.
+bool permutesRegisters(const TileLayout &from, const TileLayout &to, llvm::ArrayRef<int64_t> perm);
+
 /// Per tile dim, what a schedule's `layouts:` fixed; an empty list is chosen
 /// as for the default layout.
 struct LayoutChoice {

@@ -381,40 +381,68 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
   // A wgmma product that staged nothing and leaves its result in registers
   // used no shared memory of the role's: no barrier after it. (The ring
   // stages it read go back below, each thread's arrival after its own wait;
-  // a stage is free once every consumer thread has arrived.)
+  // a stage is free once every consumer thread has arrived.) Its wait is
+  // left to the first op that needs the product done (flushProduct), so
+  // that the work between runs while the tensor cores multiply.
   bool registersOnly = false;
+  SmallVector<Value> inFlight;
   if (plan.roles[role].issuer >= 0) {
     handOffProduct(t, /*readBack=*/!onto);
   } else if (kind == MmaTiling::Kind::Wgmma) {
     if (staged)
       syncRole();
-    issueWgmma(t, a, bAt, onto ? &fragments[onto] : nullptr, inFragment ? &*inFragment : nullptr,
-               aRegs ? &*aRegs : nullptr);
     registersOnly = !staged && (onto || inFragment);
+    inFlight = issueWgmma(t, a, bAt, onto ? &fragments[onto] : nullptr,
+                          inFragment ? &*inFragment : nullptr, aRegs ? &*aRegs : nullptr,
+                          /*deferWait=*/registersOnly);
   } else {
     issueTcgen05(t, a, bAt, onto, ringStagesOf(p));
   }
   if (!registersOnly)
     syncRole();
-  // The product has read its ring stages: give them back to the copies
-  // (tcgen05's commit gave them back already).
+  SmallVector<Value> released;
   for (const RingOperand *r : {p.aRing, p.bRing, p.extraRing})
     if (r && !r->ring->freedByCommit)
-      NVVM::MBarrierArriveOp::create(b, loc(), Type(), emptyBarrier(*r->ring, r->stage), Value());
+      released.push_back(emptyBarrier(*r->ring, r->stage));
+  // The product has read its ring stages: give them back to the copies
+  // (tcgen05's commit gave them back already).
+  auto giveBack = [this, released] {
+    for (Value empty : released)
+      NVVM::MBarrierArriveOp::create(b, loc(), Type(), empty, Value());
+  };
+  if (registersOnly) {
+    std::optional<DotOp> second;
+    if (pair)
+      second = pair->second;
+    int64_t secondFrom = pair ? pair->offset() : 0;
+    if (pair)
+      pairedSeconds.insert(pair->second);
+    pendingProduct.emplace();
+    pendingProduct->results.push_back(op.getResult());
+    if (second)
+      pendingProduct->results.push_back(second->getResult());
+    pendingProduct->finish = [this, t, inFlight, onto, inFragment, op, second, secondFrom,
+                              giveBack]() mutable {
+      NVVM::WgmmaWaitGroupSyncOp::create(b, loc(), 0);
+      for (auto [round, acc] : llvm::enumerate(inFlight))
+        takeAccumulators(t, round, acc, onto ? &fragments[onto] : nullptr,
+                         inFragment ? &*inFragment : nullptr);
+      giveBack();
+      if (onto)
+        return;
+      keepFragmentColumns(op, *inFragment, 0, t);
+      if (second)
+        keepFragmentColumns(*second, *inFragment, secondFrom, t);
+    };
+    return success();
+  }
+  giveBack();
   if (onto)
     return success();
   if (inFragment) {
-    auto keep = [&](DotOp dot, int64_t from) {
-      int64_t n = dot.getRhs().getType().getShape()[1];
-      Regs out = t.fragmentColumns(ArrayRef<Value>(*inFragment), from, n);
-      if (Value acc = dot.getAcc())
-        for (auto [r, x] : llvm::enumerate(out))
-          x = arith::AddFOp::create(b, loc(), x, regs[acc][r]);
-      regs[dot.getResult()] = std::move(out);
-    };
-    keep(op, 0);
+    keepFragmentColumns(op, *inFragment, 0, t);
     if (pair) {
-      keep(pair->second, pair->offset());
+      keepFragmentColumns(pair->second, *inFragment, pair->offset(), t);
       pairedSeconds.insert(pair->second);
     }
     return success();
@@ -566,15 +594,15 @@ Value GpuKernelLowering::wgmmaRegisterA(const MmaTiling &t, Value acc, ArrayRef<
       .getResult(0);
 }
 
+bool GpuKernelLowering::transposesInRegisters(TransposeOp tr) {
+  return permutesRegisters(layoutOf(tr.getInput()), layoutOf(tr.getResult()), tr.getPermutation());
+}
+
 std::optional<Regs> GpuKernelLowering::transposedInRegisters(TransposeOp tr) {
+  if (!transposesInRegisters(tr))
+    return std::nullopt;
   TileLayout in = layoutOf(tr.getInput()), out = layoutOf(tr.getResult());
   ArrayRef<int64_t> perm = tr.getPermutation();
-  if (in.size != out.size || in.lanes != out.lanes || in.warps != out.warps ||
-      in.lanesFirst != out.lanesFirst)
-    return std::nullopt;
-  for (auto [d, p] : llvm::enumerate(perm))
-    if (out.dims[d] != in.dims[p])
-      return std::nullopt;
   const Regs &from = regs[tr.getInput()];
   Regs to(out.numRegs());
   for (int64_t r = 0; r < out.numRegs(); ++r) {
@@ -629,8 +657,42 @@ void GpuKernelLowering::forEachResidentPair(
   }
 }
 
-void GpuKernelLowering::issueWgmma(const MmaTiling &t, OperandAt a, OperandAt bAt, Regs *fragment,
-                                   Regs *results, const ARegisters *aRegs) {
+void GpuKernelLowering::keepFragmentColumns(DotOp dot, ArrayRef<Value> fragment, int64_t from,
+                                            const MmaTiling &t) {
+  int64_t n = dot.getRhs().getType().getShape()[1];
+  Regs out = t.fragmentColumns(fragment, from, n);
+  if (Value acc = dot.getAcc())
+    for (auto [r, x] : llvm::enumerate(out))
+      x = arith::AddFOp::create(b, loc(), x, regs[acc][r]);
+  regs[dot.getResult()] = std::move(out);
+}
+
+void GpuKernelLowering::flushProduct() {
+  if (!pendingProduct)
+    return;
+  std::function<void()> finish = std::move(pendingProduct->finish);
+  pendingProduct.reset();
+  finish();
+}
+
+void GpuKernelLowering::takeAccumulators(const MmaTiling &t, int64_t round, Value acc,
+                                         Regs *fragment, Regs *results) {
+  int64_t first = round * t.nChunk / 2;
+  if (fragment) {
+    for (int64_t j = 0; j < t.nChunk / 2; ++j)
+      (*fragment)[first + j] = LLVM::ExtractValueOp::create(b, loc(), acc, j);
+    return;
+  }
+  // fragmentLayout() gives every warpgroup a turn in every round: no
+  // branch holds these values.
+  for (int64_t j = 0; j < t.nChunk / 2; ++j)
+    (*results)[t.fragmentRegister(round, j)] = LLVM::ExtractValueOp::create(b, loc(), acc, j);
+}
+
+SmallVector<Value> GpuKernelLowering::issueWgmma(const MmaTiling &t, OperandAt a, OperandAt bAt,
+                                                 Regs *fragment, Regs *results,
+                                                 const ARegisters *aRegs, bool deferWait) {
+  SmallVector<Value> inFlight;
   bool aSwizzled = a.swizzled, bSwizzled = bAt.swizzled;
   using Operands = MmaTiling::Operands;
   Type f32 = b.getF32Type();
@@ -683,17 +745,13 @@ void GpuKernelLowering::issueWgmma(const MmaTiling &t, OperandAt a, OperandAt bA
           bAt.nMajor ? NVVM::MMALayout::row : NVVM::MMALayout::col, NVVM::MMAIntOverflowAttr());
     }
     NVVM::WgmmaGroupSyncAlignedOp::create(b, loc());
-    NVVM::WgmmaWaitGroupSyncOp::create(b, loc(), 0);
-    if (fragment) {
-      for (int64_t j = 0; j < t.nChunk / 2; ++j)
-        (*fragment)[first + j] = LLVM::ExtractValueOp::create(b, loc(), acc, j);
+    if (deferWait) {
+      inFlight.push_back(acc);
       continue;
     }
-    if (results) {
-      // fragmentLayout() gives every warpgroup a turn in every round: no
-      // branch holds these values.
-      for (int64_t j = 0; j < t.nChunk / 2; ++j)
-        (*results)[t.fragmentRegister(round, j)] = LLVM::ExtractValueOp::create(b, loc(), acc, j);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc(), 0);
+    if (fragment || results) {
+      takeAccumulators(t, round, acc, fragment, results);
       continue;
     }
     forEachFragmentPair(t, mTile, nPart, [&](int64_t reg, Value row, Value col) {
@@ -701,6 +759,7 @@ void GpuKernelLowering::issueWgmma(const MmaTiling &t, OperandAt a, OperandAt bA
                         LLVM::ExtractValueOp::create(b, loc(), acc, reg + 1));
     });
   }
+  return inFlight;
 }
 
 void GpuKernelLowering::storeFragmentPair(const MmaTiling &t, Value dBase, Value row, Value col,

@@ -251,3 +251,47 @@ TEST_CASE("wgmma fragments as tile layouts: every accumulator where the layout p
     CHECK(!tiling->fragmentLayout(&t.ctx));
   }
 }
+
+TEST_CASE("moving a tile between layouts: which moves stay in their warps", "[layout]") {
+  Types t;
+  t.ctx.getOrLoadDialect<tile::TileDialect>();
+  std::string why;
+  mlir::Type bf16 = t.b.getBF16Type();
+  // The scan's output: a 64 x 32 product on one warpgroup (warp w holds rows
+  // 16w..16w+15), transposed.
+  auto tiling = MmaTiling::get(MmaTiling::Kind::Wgmma, 64, 32, 64, bf16, bf16, 4, why);
+  REQUIRE(succeeded(tiling));
+  TileLayout fragment = TileLayout::get(tiling->fragmentLayout(&t.ctx), {64, 32});
+  auto layout = [&](llvm::ArrayRef<int64_t> size, llvm::ArrayRef<int64_t> lanes,
+                    llvm::ArrayRef<int64_t> warps, llvm::ArrayRef<int64_t> shape) {
+    TileLayout l =
+        TileLayout::get(tile::LayoutAttr::get(&t.ctx, size, lanes, warps, {0, 1}, {}), shape);
+    REQUIRE(!l.mismatch());
+    return l;
+  };
+  llvm::SmallVector<int64_t, 2> swap = {1, 0};
+  // 8 rows of the product a lane, each warp its own 16: in the warp.
+  TileLayout ownColumns = layout({1, 8}, {16, 2}, {1, 4}, {32, 64});
+  CHECK(staysInWarps(fragment, ownColumns, 4, swap));
+  // Warps down the tokens instead: every warp reads rows of all four.
+  TileLayout tokenWarps = layout({1, 8}, {4, 8}, {4, 1}, {32, 64});
+  CHECK(!staysInWarps(fragment, tokenWarps, 4, swap));
+  // Neither is the fragment's registers renamed; its own transpose is.
+  CHECK(!permutesRegisters(fragment, ownColumns, swap));
+  TileLayout renamed = fragment;
+  std::swap(renamed.dims[0], renamed.dims[1]);
+  std::swap(renamed.shape[0], renamed.shape[1]);
+  CHECK(permutesRegisters(fragment, renamed, swap));
+  CHECK(staysInWarps(fragment, renamed, 4, swap));
+  // Without a transpose: the same 16 rows a warp stay, rows dealt out 4 at
+  // a time do not; a tile one warp holds whole (the others idle, holding
+  // copies) is written by warp 0 alone, so the warps reading it elsewhere
+  // leave theirs.
+  TileLayout blocks = layout({4, 4}, {4, 8}, {4, 1}, {64, 32});
+  CHECK(staysInWarps(fragment, blocks, 4));
+  TileLayout rows = layout({1, 4}, {4, 8}, {4, 1}, {64, 32});
+  CHECK(!staysInWarps(fragment, rows, 4));
+  TileLayout oneWarp = layout({1, 4}, {4, 8}, {1, 1}, {64, 32});
+  CHECK(!staysInWarps(oneWarp, rows, 4));
+  CHECK(staysInWarps(oneWarp, oneWarp, 1));
+}

@@ -538,16 +538,20 @@ tile.kernel @wgmma_register_a(%N: index, %x: !tile.view<[N, 64, 64], bf16> {tile
 // before, B in place in its TMA ring stage) and leaves its result in its
 // accumulators touches no shared memory of the role's: no barrier after
 // its wait, each thread gives the ring stage back itself. The first
-// product staged both operands and keeps its barrier.
+// product staged both operands and keeps its barrier. The second one's
+// wait waits for what needs it: the store of its result.
 // CHECK-LABEL: llvm.func @registers_only(
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: nvvm.barrier id
 // CHECK: llvm.inline_asm has_side_effects {{.*}}wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
-// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NOT: nvvm.barrier
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NEXT: llvm.extractvalue
 // CHECK-NOT: nvvm.barrier
 // CHECK: nvvm.mbarrier.arrive
 // CHECK-NOT: nvvm.barrier
+// CHECK: llvm.store {{.*}} !llvm.ptr<1>
 // CHECK: llvm.return
 tile.kernel @registers_only(%N: index, %x: !tile.view<[N, 64, 64], bf16> {tile.access = "in"},
                             %w: !tile.view<[N, 64, 64], bf16> {tile.access = "in"},
@@ -565,6 +569,79 @@ tile.kernel @registers_only(%N: index, %x: !tile.view<[N, 64, 64], bf16> {tile.a
   %pb = tile.cast %p : !tile.tile<64x64xf32> -> !tile.tile<64x64xbf16>
   %q = tile.dot %pb, %bt : !tile.tile<64x64xbf16>, !tile.tile<64x64xbf16> -> !tile.tile<64x64xf32>
   tile.store %q, %y[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] {tile.id = "st"} : !tile.tile<64x64xf32>, !tile.view<[N, 64, 64], f32>
+  tile.return
+}
+
+// -----
+
+// A product in flight: the ops after it that neither read its result nor
+// touch shared memory (here the exp and the store of the first product's
+// result) are lowered between its commit and its wait, which comes where
+// its result is first read; the ring stage goes back after the wait.
+// CHECK-LABEL: llvm.func @wait_deferred(
+// CHECK: llvm.inline_asm has_side_effects {{.*}}wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NOT: nvvm.wgmma.wait.group.sync.aligned
+// CHECK-COUNT-16: llvm.store {{.*}} : vector<2xf32>, !llvm.ptr<1>
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.mbarrier.arrive
+// CHECK: llvm.store {{.*}} !llvm.ptr<1>
+// CHECK: llvm.return
+tile.kernel @wait_deferred(%N: index, %x: !tile.view<[N, 64, 64], bf16> {tile.access = "in"},
+                           %w: !tile.view<[N, 64, 64], bf16> {tile.access = "in"},
+                           %y: !tile.view<[N, 64, 64], f32> {tile.access = "out"},
+                           %z: !tile.view<[N, 64, 64], f32> {tile.access = "out"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 8, mma = "wgmma",
+      roles = [#tile.role<name = "producer", firstWarp = 0, numWarps = 4, regs = 40, ops = ["b"]>,
+               #tile.role<name = "compute", firstWarp = 4, numWarps = 4, regs = 232, ops = ["st", "ez"]>],
+      pipelines = [#tile.pipeline<name = "ring", buffers = ["b"], depth = 2, copy = "tma">]>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] : !tile.view<[N, 64, 64], bf16> -> !tile.tile<64x64xbf16>
+  %b = tile.load %w[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] {tile.id = "b"} : !tile.view<[N, 64, 64], bf16> -> !tile.tile<64x64xbf16>
+  %bt = tile.transpose %b [1, 0] : !tile.tile<64x64xbf16> -> !tile.tile<64x64xbf16>
+  %p = tile.dot %t, %t : !tile.tile<64x64xbf16>, !tile.tile<64x64xbf16> -> !tile.tile<64x64xf32>
+  %pb = tile.cast %p : !tile.tile<64x64xf32> -> !tile.tile<64x64xbf16>
+  %q = tile.dot %pb, %bt : !tile.tile<64x64xbf16>, !tile.tile<64x64xbf16> -> !tile.tile<64x64xf32>
+  %e = tile.exp %p : !tile.tile<64x64xf32>
+  tile.store %e, %z[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] {tile.id = "ez"} : !tile.tile<64x64xf32>, !tile.view<[N, 64, 64], f32>
+  tile.store %q, %y[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] {tile.id = "st"} : !tile.tile<64x64xf32>, !tile.view<[N, 64, 64], f32>
+  tile.return
+}
+
+// -----
+
+// A transpose that keeps every element in its warp (each warp holds the
+// same 16 rows of the product's result before and the same 16 columns
+// after) goes through the warp's own slice of shared memory, past the
+// staging area, with warp synchronisation only: 4 slices of 64 x 36 f32
+// (36864 bytes) after the 22528 of staging.
+// CHECK-LABEL: llvm.func @transpose_in_warps(
+// CHECK-SAME: kiln.dynamic_shared_bytes = 59392 : i64
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.barrier0
+// CHECK-NOT: nvvm.barrier
+// CHECK-COUNT-16: llvm.store {{.*}} : f32, !llvm.ptr<3>
+// CHECK-NOT: nvvm.barrier
+// CHECK: nvvm.bar.warp.sync
+// CHECK-NOT: nvvm.barrier
+// CHECK-COUNT-16: llvm.load {{.*}} : !llvm.ptr<3> -> f32
+// CHECK-NOT: nvvm.barrier
+// CHECK: nvvm.bar.warp.sync
+// CHECK-NOT: nvvm.barrier
+// CHECK-COUNT-2: llvm.store {{.*}} : vector<8xbf16>, !llvm.ptr<1>
+// CHECK: llvm.return
+tile.kernel @transpose_in_warps(%N: index, %x: !tile.view<[N, 64, 64], bf16> {tile.access = "in"}, %w: !tile.view<[N, 64, 32], bf16> {tile.access = "in"}, %y: !tile.view<[N, 32, 64], bf16> {tile.access = "out"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 4, mma = "wgmma",
+      roles = [], pipelines = [], layouts = {pb = {size = array<i64: 1, 8>, lanes = array<i64: 16, 2>, warps = array<i64: 1, 4>}}>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] : !tile.view<[N, 64, 64], bf16> -> !tile.tile<64x64xbf16>
+  %u = tile.load %w[%n, %c0, %c0] window [1, 64, 32] keep [1, 2] : !tile.view<[N, 64, 32], bf16> -> !tile.tile<64x32xbf16>
+  %p = tile.dot %t, %u : !tile.tile<64x64xbf16>, !tile.tile<64x32xbf16> -> !tile.tile<64x32xf32>
+  %pt = tile.transpose %p [1, 0] : !tile.tile<64x32xf32> -> !tile.tile<32x64xf32>
+  %pb = tile.cast %pt {tile.id = "pb"} : !tile.tile<32x64xf32> -> !tile.tile<32x64xbf16>
+  tile.store %pb, %y[%n, %c0, %c0] window [1, 32, 64] keep [1, 2] : !tile.tile<32x64xbf16>, !tile.view<[N, 32, 64], bf16>
   tile.return
 }
 
