@@ -306,7 +306,18 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
     row-major in the role's staging area of dynamic shared memory (owner
     threads write, a barrier, each thread reads its elements in the result
     layout, a barrier frees the area; a transpose pads each row by 16 bytes
-    so that reads down a column spread over more banks). `tile.dot` with `mma: simt` (or none)
+    so that reads down a column spread over more banks). A conversion or
+    transpose that keeps every element in the warp holding it, on a role
+    of several warps (KernelPlan's `movesInWarps`: at most 64 KB of slices
+    in all), goes instead through that warp's own slice, past the staging
+    area, and syncs only the warp (`nvvm.bar.warp.sync`, twice), since no
+    other warp ever touches the slice:
+
+      %t = tile.transpose %p [1, 0] : <64x32xf32> -> <32x64xf32>
+    where %p is a wgmma fragment (warp w: rows 16w..16w+15) and %t lays
+    each warp's 16 columns out 8 a lane, becomes
+      llvm.store ... (to slice `warp`); nvvm.bar.warp.sync
+      llvm.load ...;                    nvvm.bar.warp.sync `tile.dot` with `mma: simt` (or none)
     stages both operands the same way and each thread accumulates its result
     elements with FMAs over the inner dim. With `mma: wgmma` both operands
     are staged K-major: swizzled (16-byte pieces of a row XOR-permuted by
@@ -340,7 +351,19 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
     op takes descriptors only); a product that stages nothing needs no
     proxy fence or barrier before it, and one that also leaves its result
     in registers none after it (each thread gives back the ring stages it
-    read after its own wait). An operand
+    read after its own wait). Such a product's wait is not emitted after
+    its commit but where something needs it: before the first op that reads
+    its result, touches shared memory, issues another product, opens a
+    region, or ends the block. Ops that only compute on registers, plain
+    global loads and stores, transposes in registers and conversions
+    through warp slices are lowered while it multiplies:
+
+      %q = tile.dot ... (registers only); tile.store %o ...; use of %q
+    becomes
+      nvvm.wgmma.mma_async ...; nvvm.wgmma.commit.group.sync.aligned
+      llvm.store ... (%o)
+      nvvm.wgmma.wait.group.sync.aligned 0; nvvm.mbarrier.arrive %empty
+      ... (%q's accumulators) An operand
     that a TMA ring brings and nothing else reads (KernelPlan decides) is not
     staged: its copies land in the swizzled K-major layout (one 128-byte
     swizzled box per K block), the descriptors point into the ring's stage,
