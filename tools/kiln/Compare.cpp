@@ -111,6 +111,7 @@ std::vector<std::pair<std::string, int>> instructionMix(const std::string &ptx) 
       {"shfl", std::regex(R"(\bshfl\.sync)")},
       {"ex2/lg2/rsqrt", std::regex(R"(\b(ex2|lg2|rsqrt)\.approx)")},
       {"bar.sync", std::regex(R"(\bbar(rier)?\.sync)")},
+      {"bar.warp.sync", std::regex(R"(\bbar\.warp\.sync)")},
       {"cp.async.bulk.tensor", std::regex(R"(\bcp\.async\.bulk\.tensor)")},
       {"mbarrier", std::regex(R"(\bmbarrier\.)")},
       {"setmaxnreg", std::regex(R"(\bsetmaxnreg\.)")},
