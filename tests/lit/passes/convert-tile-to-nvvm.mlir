@@ -576,15 +576,19 @@ tile.kernel @registers_only(%N: index, %x: !tile.view<[N, 64, 64], bf16> {tile.a
 
 // A product in flight: the ops after it that neither read its result nor
 // touch shared memory (here the exp and the store of the first product's
-// result) are lowered between its commit and its wait, which comes where
-// its result is first read; the ring stage goes back after the wait.
+// result, and a scalar compare) are lowered between its commit and its
+// wait; the wait comes
+// before the first op that may need the product done (here a region: the
+// `scf.if`), and the ring stage goes back after it.
 // CHECK-LABEL: llvm.func @wait_deferred(
 // CHECK: llvm.inline_asm has_side_effects {{.*}}wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NOT: nvvm.wgmma.wait.group.sync.aligned
 // CHECK-COUNT-16: llvm.store {{.*}} : vector<2xf32>, !llvm.ptr<1>
+// CHECK-NEXT: arith.cmpi
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: nvvm.mbarrier.arrive
+// CHECK: scf.if
 // CHECK: llvm.store {{.*}} !llvm.ptr<1>
 // CHECK: llvm.return
 tile.kernel @wait_deferred(%N: index, %x: !tile.view<[N, 64, 64], bf16> {tile.access = "in"},
@@ -605,7 +609,10 @@ tile.kernel @wait_deferred(%N: index, %x: !tile.view<[N, 64, 64], bf16> {tile.ac
   %q = tile.dot %pb, %bt : !tile.tile<64x64xbf16>, !tile.tile<64x64xbf16> -> !tile.tile<64x64xf32>
   %e = tile.exp %p : !tile.tile<64x64xf32>
   tile.store %e, %z[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] {tile.id = "ez"} : !tile.tile<64x64xf32>, !tile.view<[N, 64, 64], f32>
-  tile.store %q, %y[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] {tile.id = "st"} : !tile.tile<64x64xf32>, !tile.view<[N, 64, 64], f32>
+  %first = arith.cmpi eq, %n, %c0 : index
+  scf.if %first {
+    tile.store %q, %y[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] {tile.id = "st"} : !tile.tile<64x64xf32>, !tile.view<[N, 64, 64], f32>
+  }
   tile.return
 }
 
