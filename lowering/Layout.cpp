@@ -45,11 +45,13 @@ bool kiln::staysInWarps(const TileLayout &from, const TileLayout &to, int64_t wa
   int64_t elements = 1;
   for (int64_t extent : from.shape)
     elements *= extent;
-  // Elements numbered row-major in `from`'s shape.
-  auto linear = [&](const TileLayout &l, int64_t r, int64_t lane, int64_t warp) {
+  // Elements numbered row-major in `from`'s shape; `fromDim` maps a dim of
+  // `l` to from's (the identity for `from` itself).
+  auto linear = [&](const TileLayout &l, ArrayRef<int64_t> fromDim, int64_t r, int64_t lane,
+                    int64_t warp) {
     SmallVector<int64_t, 2> index = l.regIndex(r), coords(l.shape.size());
     for (unsigned d = 0; d < l.shape.size(); ++d)
-      coords[&l == &to && !perm.empty() ? perm[d] : d] = l.coordinate(d, index[d], lane, warp);
+      coords[fromDim.empty() ? d : fromDim[d]] = l.coordinate(d, index[d], lane, warp);
     int64_t at = 0;
     for (unsigned d = 0; d < from.shape.size(); ++d)
       at = at * from.shape[d] + coords[d];
@@ -68,12 +70,12 @@ bool kiln::staysInWarps(const TileLayout &from, const TileLayout &to, int64_t wa
       });
       if (owns)
         for (int64_t r = 0; r < from.numRegs(); ++r)
-          writer[linear(from, r, lane, warp)] = warp;
+          writer[linear(from, {}, r, lane, warp)] = warp;
     }
   for (int64_t warp = 0; warp < warps; ++warp)
     for (int64_t lane = 0; lane < 32; ++lane)
       for (int64_t r = 0; r < to.numRegs(); ++r)
-        if (writer[linear(to, r, lane, warp)] != warp)
+        if (writer[linear(to, perm, r, lane, warp)] != warp)
           return false;
   return true;
 }

@@ -404,49 +404,39 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
   for (const RingOperand *r : {p.aRing, p.bRing, p.extraRing})
     if (r && !r->ring->freedByCommit)
       released.push_back(emptyBarrier(*r->ring, r->stage));
-  // The product has read its ring stages: give them back to the copies
-  // (tcgen05's commit gave them back already).
-  auto giveBack = [this, released] {
-    for (Value empty : released)
-      NVVM::MBarrierArriveOp::create(b, loc(), Type(), empty, Value());
-  };
-  if (registersOnly) {
-    std::optional<DotOp> second;
-    if (pair)
-      second = pair->second;
-    int64_t secondFrom = pair ? pair->offset() : 0;
-    if (pair)
-      pairedSeconds.insert(pair->second);
-    pendingProduct.emplace();
-    pendingProduct->results.push_back(op.getResult());
-    if (second)
-      pendingProduct->results.push_back(second->getResult());
-    pendingProduct->finish = [this, t, inFlight, onto, inFragment, op, second, secondFrom,
-                              giveBack]() mutable {
+  DotOp second = pair ? pair->second : DotOp();
+  if (second)
+    pairedSeconds.insert(second);
+  // The product done (waited for here if its wait was left pending): its
+  // ring stages go back to the copies (tcgen05's commit gave them back
+  // already), and a result kept in the accumulators is bound.
+  auto finish = [this, t, inFlight, onto, inFragment, op, second,
+                 secondFrom = pair ? pair->offset() : 0, released]() mutable {
+    if (!inFlight.empty()) {
       NVVM::WgmmaWaitGroupSyncOp::create(b, loc(), 0);
       for (auto [round, acc] : llvm::enumerate(inFlight))
         takeAccumulators(t, round, acc, onto ? &fragments[onto] : nullptr,
                          inFragment ? &*inFragment : nullptr);
-      giveBack();
-      if (onto)
-        return;
-      keepFragmentColumns(op, *inFragment, 0, t);
-      if (second)
-        keepFragmentColumns(*second, *inFragment, secondFrom, t);
-    };
-    return success();
-  }
-  giveBack();
-  if (onto)
-    return success();
-  if (inFragment) {
-    keepFragmentColumns(op, *inFragment, 0, t);
-    if (pair) {
-      keepFragmentColumns(pair->second, *inFragment, pair->offset(), t);
-      pairedSeconds.insert(pair->second);
     }
+    for (Value empty : released)
+      NVVM::MBarrierArriveOp::create(b, loc(), Type(), empty, Value());
+    if (onto || !inFragment)
+      return;
+    keepFragmentColumns(op, *inFragment, 0, t);
+    if (second)
+      keepFragmentColumns(second, *inFragment, secondFrom, t);
+  };
+  if (registersOnly) {
+    pendingProduct.emplace();
+    pendingProduct->results.push_back(op.getResult());
+    if (second)
+      pendingProduct->results.push_back(second.getResult());
+    pendingProduct->finish = std::move(finish);
     return success();
   }
+  finish();
+  if (onto || inFragment)
+    return success();
   Value dBase = stagingBase(t.dOffset);
   // Each result reads its rows (its columns, for a pair sharing A) back.
   Type f32 = b.getF32Type();
@@ -463,11 +453,8 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
     regs[dot.getResult()] = out;
   };
   readBack(op, 0, 0);
-  if (pair) {
-    readBack(pair->second, pair->sharesRhs ? pair->offset() : 0,
-             pair->sharesRhs ? 0 : pair->offset());
-    pairedSeconds.insert(pair->second);
-  }
+  if (second)
+    readBack(second, pair->sharesRhs ? pair->offset() : 0, pair->sharesRhs ? 0 : pair->offset());
   syncRole();
   return success();
 }
