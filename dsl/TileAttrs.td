@@ -85,7 +85,7 @@ def Tile_LayoutAttr : AttrDef<Tile_Dialect, "Layout"> {
   let mnemonic = "layout";
   let summary = "how a tile's elements are spread over the threads and warps of a CTA";
   let description = [{
-    A blocked layout over a *parent* grid of rank 1 or 2, in the style of
+    A blocked layout over a *parent* grid of rank 1 to 4, in the style of
     Triton's blocked and slice layouts, but one attribute for both. Per parent
     dim `p`: each thread holds `size[p]` consecutive elements, `lanes[p]`
     threads of a warp and `warps[p]` warps of the CTA cover the next levels, and
@@ -94,8 +94,9 @@ def Tile_LayoutAttr : AttrDef<Tile_Dialect, "Layout"> {
     last parent dim varies fastest). `dims[d]` names the parent dim that tile
     dim `d` runs along; parent dims that no tile dim names, and tile dims of
     extent 1, are replicated: every thread along them holds the same values.
-    A 1-D tile reduced out of a 2-D one, or broadcast into one, keeps the 2-D
-    parent, so no data moves between the two.
+    A tile reduced out of a larger one, or broadcast into one, keeps the
+    larger one's parent, so no data moves between the two (a 1-D row of a
+    2-D tile, a [1, BV] result of a [1, BV, K] one).
 
     `lanes_first` (optional, 0 or 1 per parent dim) reorders a dim's levels:
     where it is 1, the lanes come first and a thread's `size` elements along
