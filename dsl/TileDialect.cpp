@@ -31,8 +31,8 @@ LogicalResult LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  ArrayRef<int64_t> warps, ArrayRef<int64_t> dims,
                                  ArrayRef<int64_t> lanesFirst) {
   size_t rank = size.size();
-  if (rank < 1 || rank > 4 || lanes.size() != rank || warps.size() != rank)
-    return emitError() << "layout needs size, lanes and warps of one rank, 1 to 4";
+  if (rank < 1 || rank > kMaxLayoutRank || lanes.size() != rank || warps.size() != rank)
+    return emitError() << "layout needs size, lanes and warps of one rank, 1 to " << kMaxLayoutRank;
   auto positive = [](ArrayRef<int64_t> xs) {
     return llvm::all_of(xs, [](int64_t x) { return x > 0; });
   };

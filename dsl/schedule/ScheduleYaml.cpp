@@ -4,6 +4,7 @@
 // caught here and turned into a diagnostic at the YAML line and column.
 //
 //===----------------------------------------------------------------------===//
+#include "dsl/TileDialect.h"
 #include "dsl/schedule/Schedule.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -456,9 +457,6 @@ void parseKernelKeys(const YAML::Node &root, Schedule &s) {
   }
 }
 
-/// Tiles have at most this many dims (the language's views have four).
-constexpr size_t kMaxLayoutRank = 4;
-
 /// `layouts: {S0: {lanes: [4, 8]}}`: per op id, lanes (required), size and
 /// warps per tile dim, powers of two that fit a warp and the CTA.
 void parseLayouts(const YAML::Node &layouts, Schedule &s) {
@@ -481,7 +479,7 @@ void parseLayouts(const YAML::Node &layouts, Schedule &s) {
       YAML::Node n = it->second[key];
       if (!n)
         return out;
-      if (!n.IsSequence() || n.size() < 1 || n.size() > kMaxLayoutRank)
+      if (!n.IsSequence() || n.size() < 1 || n.size() > kiln::tile::kMaxLayoutRank)
         throw Reject{posOf(n), std::string(key) + " of '" + req.op.name +
                                    "' must list one count per tile dim, like [4, 8]"};
       if (!req.lanes.empty() && n.size() != req.lanes.size())
