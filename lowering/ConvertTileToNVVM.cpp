@@ -239,6 +239,20 @@ LogicalResult GpuKernelLowering::lowerProgramIds(ProgramIdsOp op) {
   return success();
 }
 
+// Whether v is computed (within a few steps) from a value loaded in
+// `region`. A load made outside the region, before a loop, has long
+// arrived when the loop's accesses use it: only a fresh one is worth
+// splitting an address for.
+static bool readsMemoryIn(Value v, Region *region, int depth = 8) {
+  Operation *def = v.getDefiningOp();
+  if (!def || depth == 0)
+    return false;
+  if (isa<LLVM::LoadOp>(def))
+    return def->getParentRegion() == region;
+  return llvm::any_of(def->getOperands(),
+                      [&](Value operand) { return readsMemoryIn(operand, region, depth - 1); });
+}
+
 LogicalResult GpuKernelLowering::lowerAccess(const ViewInfo &vi, ArrayRef<Value> starts,
                                              ArrayRef<Value> floors, ArrayRef<Value> limits,
                                              ArrayRef<int64_t> keep, bool masked, Value tile,
@@ -247,10 +261,11 @@ LogicalResult GpuKernelLowering::lowerAccess(const ViewInfo &vi, ArrayRef<Value>
   Type elem = tileType.getElementType();
   unsigned elemBytes = std::max(1u, elem.getIntOrFloatBitWidth() / 8);
   Type ptrType = vi.ptr.getType();
-  auto gep = [&](Value offset) {
+  auto gepFrom = [&](Value ptr, Value offset) -> Value {
     Value off64 = arith::IndexCastOp::create(b, loc(), b.getI64Type(), offset);
-    return LLVM::GEPOp::create(b, loc(), ptrType, elem, vi.ptr, ValueRange{off64});
+    return LLVM::GEPOp::create(b, loc(), ptrType, elem, ptr, ValueRange{off64});
   };
+  auto gep = [&](Value offset) { return gepFrom(vi.ptr, offset); };
 
   if (tileType.getRank() == 0) {
     Value offset = cIndex(0);
@@ -270,18 +285,35 @@ LogicalResult GpuKernelLowering::lowerAccess(const ViewInfo &vi, ArrayRef<Value>
 
   TileLayout l = layoutOf(tile);
   unsigned rank = l.shape.size();
-  // Thread-dependent part of the offset, computed once.
-  Value base = cIndex(0);
+  // Thread-dependent part of the offset, computed once. A start just read
+  // from memory (decode's slot) is added last, to a pointer made from
+  // everything else: the address then waits on that load for one
+  // multiply-add, not for the whole sum.
+  Value base = cIndex(0), late;
   SmallVector<Value> coordBase(rank);
   for (unsigned d = 0; d < starts.size(); ++d) {
-    Value idx = starts[d];
-    auto pos = llvm::find(keep, (int64_t)d);
-    if (pos != keep.end()) {
+    Value idx = starts[d], threadPart, coord = idx;
+    if (auto pos = llvm::find(keep, (int64_t)d); pos != keep.end()) {
       unsigned td = pos - keep.begin();
-      coordBase[td] = add(idx, threadBase(l, td));
-      idx = coordBase[td];
+      threadPart = threadBase(l, td);
+      coordBase[td] = coord = add(idx, threadPart);
     }
-    base = add(base, mul(idx, vi.strides[d]));
+    if (readsMemoryIn(idx, b.getInsertionBlock()->getParent())) {
+      Value term = mul(idx, vi.strides[d]);
+      late = late ? add(late, term) : term;
+      if (threadPart)
+        base = add(base, mul(threadPart, vi.strides[d]));
+      continue;
+    }
+    base = add(base, mul(coord, vi.strides[d]));
+  }
+  // With a late term, the accesses' offsets count from a pointer that
+  // already holds both parts.
+  Value origin = vi.ptr;
+  if (late) {
+    origin = gepFrom(vi.ptr, base);
+    origin = gepFrom(origin, late);
+    base = cIndex(0);
   }
   WindowBounds bounds{vi, starts, floors, limits};
   // Vector width along the last tile dim when it is the view's contiguous
@@ -340,7 +372,7 @@ LogicalResult GpuKernelLowering::lowerAccess(const ViewInfo &vi, ArrayRef<Value>
                                                              coord, floors[vd]));
         }
       }
-      Value ptr = gep(offset);
+      Value ptr = gepFrom(origin, offset);
       if (vec > 1) {
         auto vecType = VectorType::get({vec}, elem);
         if (isLoad) {

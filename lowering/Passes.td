@@ -301,6 +301,11 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
     Loop-carried tiles become their registers, flattened into `iter_args`.
     Masked accesses keep 16-byte vectors when no bound can cut one (a row
     bound from `limits`); the whole vector is guarded, zeros fill a load.
+    A start loaded in the same region (decode's slot) is added to the
+    address last, to a pointer made from the other starts while it was in
+    flight: `p = gep(gep(base, rest), slot * stride)`, not
+    `gep(base, slot * stride + rest)`. A start loaded before a loop is
+    summed in dim order (it has long arrived when the loop uses it).
 
     `tile.convert_layout`, `tile.transpose` and `tile.cumsum` stage the tile
     row-major in the role's staging area of dynamic shared memory (owner

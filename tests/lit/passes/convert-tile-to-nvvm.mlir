@@ -767,3 +767,28 @@ tile.kernel @split_a_pieces(%N: index, %x: !tile.view<[N, 32, 64], f32> {tile.ac
   tile.store %p, %y[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] : !tile.tile<64x64xf32>, !tile.view<[N, 64, 64], f32>
   tile.return
 }
+
+// -----
+
+// A row picked by an index just loaded (decode's slot): the index's term is
+// added last, to a pointer made from the rest, so the row's address waits on
+// the load for one multiply and one add.
+// CHECK-LABEL: llvm.func @row_by_index(
+// CHECK: %[[IDX:.*]] = llvm.load %{{.*}} invariant {alignment = 4 : i64} : !llvm.ptr<1> -> i32
+// CHECK: %[[REST:.*]] = llvm.getelementptr %{{.*}}[%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
+// CHECK-NEXT: arith.index_cast
+// CHECK-NEXT: %[[ROW:.*]] = llvm.getelementptr %[[REST]][%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
+// CHECK: llvm.getelementptr %[[ROW]][%{{.*}}]
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+tile.kernel @row_by_index(%N: index, %idx: !tile.view<[N], i32> {tile.access = "in"},
+                          %x: !tile.view<[N, 64], f32> {tile.access = "inout"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 1, mma = "none",
+      roles = [], pipelines = []>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %i32 = tile.load %idx[%n] window [1] keep [] : !tile.view<[N], i32> -> !tile.tile<i32>
+  %row = tile.to_index %i32 : !tile.tile<i32>
+  %t = tile.load %x[%row, %c0] window [1, 64] keep [1] : !tile.view<[N, 64], f32> -> !tile.tile<64xf32>
+  tile.store %t, %x[%n, %c0] window [1, 64] keep [1] : !tile.tile<64xf32>, !tile.view<[N, 64], f32>
+  tile.return
+}
