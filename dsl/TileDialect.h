@@ -47,6 +47,10 @@ inline constexpr llvm::StringLiteral kLayoutConversionsAttr = "kiln.layout_conve
 /// On a kernel (and the LLVM function it lowers to): the dim expressions
 /// whose multipliers its trailing arguments hold (tile-invariant-divisors).
 inline constexpr llvm::StringLiteral kDivisorsAttr = "kiln.divisors";
+/// On a lowered GPU kernel: its TMA tensor maps as lowered, one
+/// [view argument, swizzle bytes, box dims...] array per ring, for the
+/// manifest (a ring's swizzle is chosen once thread layouts are known).
+inline constexpr llvm::StringLiteral kTensorMapsAttr = "kiln.tensor_maps";
 } // namespace kiln::tile
 
 #endif

@@ -1015,6 +1015,17 @@ LogicalResult GpuKernelLowering::run() {
   func->setAttr(kLayoutConversionsAttr, b.getI64IntegerAttr(conversions));
   if (Attribute divisors = kernel->getAttr(kDivisorsAttr))
     func->setAttr(kDivisorsAttr, divisors); // the launcher's arguments after the parameters
+  // The tensor maps as lowered: a ring swizzled for its readers is known
+  // only now, after the manifest builder planned the kernel.
+  if (!plan.rings.empty()) {
+    SmallVector<Attribute> maps;
+    for (const RingPlan &ring : plan.rings) {
+      SmallVector<int64_t> map{ring.viewArg, ring.swizzleBytes};
+      llvm::append_range(map, ring.box);
+      maps.push_back(b.getDenseI64ArrayAttr(map));
+    }
+    func->setAttr(kTensorMapsAttr, b.getArrayAttr(maps));
+  }
   func->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
                 b.getDenseI32ArrayAttr({(int32_t)threads, 1, 1}));
   // The register cap at entry; setmaxnreg needs one to take effect.

@@ -231,6 +231,9 @@ private:
   void copyStageOut(StoreOp store, Value stage);
   /// A view of a ring stage holding `tile`'s elements dense and row-major.
   ViewInfo denseStage(Value base, TileType tile);
+  /// Reads `tile` from a stage its ring swizzled for its readers
+  /// (RingPlan::threadSwizzled), in the tile's layout.
+  void readSwizzledStage(const RingPlan &ring, Value stage, Value tile);
   /// Allocates tensor memory and initialises the rings' and roles'
   /// mbarriers, then synchronises the CTA.
   void initShared();

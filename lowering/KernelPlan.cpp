@@ -8,6 +8,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 #include <cstdio>
+#include <map>
+#include <set>
 
 using namespace mlir;
 using namespace kiln;
@@ -190,6 +192,83 @@ SmallVector<StagePlacement> planMmaOperandRings(KernelPlan &plan, ScheduleAttr s
       placement[i] = {(unsigned)partnerOf(i), c.rowStart * c.swizzle};
   }
   return placement;
+}
+
+} // namespace
+
+int64_t kiln::sharedReadWavefronts(const TileLayout &l, int64_t elemBytes, int64_t vec,
+                                   llvm::function_ref<int64_t(int64_t, int64_t)> byteOf) {
+  unsigned last = l.shape.size() - 1;
+  int64_t accessBytes = vec * elemBytes;
+  int64_t phaseLanes = accessBytes <= 4 ? 32 : 128 / accessBytes;
+  int64_t total = 0;
+  for (int64_t r = 0; r < l.numRegs(); ++r) {
+    SmallVector<int64_t, 2> ri = l.regIndex(r);
+    if (ri[last] % vec)
+      continue; // inside a vector started earlier
+    for (int64_t first = 0; first < 32; first += phaseLanes) {
+      std::map<int64_t, std::set<int64_t>> wordsOfBank;
+      for (int64_t lane = first; lane < first + phaseLanes; ++lane) {
+        int64_t row = 0;
+        for (unsigned d = 0; d < last; ++d)
+          row = row * l.shape[d] + l.coordinate(d, ri[d], lane, 0);
+        int64_t at = byteOf(row, l.coordinate(last, ri[last], lane, 0));
+        for (int64_t word = at / 4; word < (at + accessBytes + 3) / 4; ++word)
+          wordsOfBank[word % 32].insert(word);
+      }
+      int64_t most = 1;
+      for (auto &[bank, words] : wordsOfBank)
+        most = std::max<int64_t>(most, words.size());
+      total += most;
+    }
+  }
+  return total;
+}
+
+namespace {
+
+/// Swizzles the stages of rings that threads read (not tensor-core operands
+/// read in place) where TMA's 128-byte swizzle lets the readers' layout
+/// take fewer shared-memory wavefronts than the dense tile: a warp reading
+/// one element of many rows at the same column hits one bank per 128-byte
+/// row in the dense tile, and a different bank per row % 8 swizzled. Needs
+/// the layouts (tile-assign-layouts); before them nothing is swizzled.
+void planSwizzledReads(KernelPlan &plan) {
+  constexpr int64_t kSwizzle = 128;
+  for (RingPlan &ring : plan.rings) {
+    if (ring.mmaOperand() || !ring.load.getLimits().empty())
+      continue;
+    TileType tile = ring.load.getResult().getType();
+    auto view = cast<ViewType>(ring.load.getView().getType());
+    std::optional<TileLayout> l = assignedLayout(ring.load.getResult());
+    if (!l || tile.getRank() < 2 || ring.load.getKeep().back() != view.getRank() - 1)
+      continue;
+    int64_t elemBytes = tile.getElementType().getIntOrFloatBitWidth() / 8;
+    int64_t rowElems = tile.getShape().back(), rowBytes = rowElems * elemBytes;
+    int64_t rows = tile.getNumElements() / rowElems;
+    if (rowBytes % kSwizzle || rows % 8)
+      continue;
+    // The vector lowerAccess reads a dense stage with.
+    int64_t vec = std::min<int64_t>(l->contiguous(l->shape.size() - 1), 16 / elemBytes);
+    while (vec > 1 && rowElems % vec)
+      vec /= 2;
+    RingPlan swizzled = ring;
+    swizzled.swizzleBytes = kSwizzle;
+    swizzled.threadSwizzled = true;
+    swizzled.kBlocks = rowBytes / kSwizzle;
+    swizzled.kBlockStride = rows * kSwizzle;
+    int64_t dense = sharedReadWavefronts(*l, elemBytes, vec, [&](int64_t row, int64_t col) {
+      return (row * rowElems + col) * elemBytes;
+    });
+    int64_t fewer = sharedReadWavefronts(*l, elemBytes, vec, [&](int64_t row, int64_t col) {
+      return swizzled.threadByte(row, col, elemBytes);
+    });
+    if (fewer >= dense)
+      continue;
+    swizzled.box.back() = kSwizzle / elemBytes;
+    swizzled.stageStride = alignTo(ring.stageBytes, MmaTiling::kAtomAlignment);
+    ring = swizzled;
+  }
 }
 
 /// The ops `role` must lower so that its own ops can run: operands, the
@@ -761,6 +840,7 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
       plan.residents.push_back(*res);
     }
   SmallVector<StagePlacement> placement = planMmaOperandRings(plan, schedule);
+  planSwizzledReads(plan);
   // tcgen05 operands read in place: the commit after the products frees
   // the stage as soon as they finish (no role reads the tile otherwise).
   if (MmaTiling::kindOf(schedule.getMma()) == MmaTiling::Kind::Tcgen05)
@@ -775,7 +855,8 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
   for (auto [i, ring] : llvm::enumerate(plan.rings)) {
     if (placement[i].owner != i)
       continue;
-    offset = alignTo(offset, ring.mmaOperand() ? MmaTiling::kAtomAlignment : kRingAlignment);
+    // Swizzled stages start on the swizzle's 1024-byte period.
+    offset = alignTo(offset, ring.swizzleBytes ? MmaTiling::kAtomAlignment : kRingAlignment);
     ring.offset = offset;
     offset += ring.depth * ring.stageStride;
   }

@@ -5,7 +5,9 @@
 // which loads travel through a shared-memory ring filled by TMA, where the
 // rings and their mbarriers sit in dynamic shared memory, and how many
 // registers each role gets. tile-assign-layouts, convert-tile-to-nvvm and the
-// manifest builder all ask this plan, so they cannot disagree.
+// manifest builder all ask this plan, so they cannot disagree; only what
+// depends on thread layouts (a ring swizzled for its readers) is known once
+// they are assigned, and the lowered kernel reports its tensor maps.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_LOWERING_KERNELPLAN_H
@@ -44,7 +46,20 @@ struct RingPlan : RingStages {
   /// second operand of a stacked pair shares the first's stages, its rows
   /// below the first's (`offset` points at them).
   int64_t swizzleBytes = 0, kBlocks = 1, kBlockStride = 0;
-  bool mmaOperand() const { return swizzleBytes != 0; }
+  /// The stages are swizzled for the threads that read them instead (128-
+  /// byte swizzle, `kBlocks` boxes of 128 bytes a row): chosen where it
+  /// serves their reads in fewer shared-memory wavefronts than the dense
+  /// tile (planSwizzledReads); threadByte() places an element.
+  bool threadSwizzled = false;
+  bool mmaOperand() const { return swizzleBytes != 0 && !threadSwizzled; }
+  /// Byte of element (row, col) of a thread-swizzled stage (row: the tile's
+  /// leading dims flattened): its box, its 128-byte row there, and its
+  /// 16-byte piece XORed with row % 8, as TMA's 128-byte swizzle writes it.
+  int64_t threadByte(int64_t row, int64_t col, int64_t elemBytes) const {
+    int64_t boxElems = swizzleBytes / elemBytes;
+    return col / boxElems * kBlockStride + row * swizzleBytes +
+           ((col % boxElems * elemBytes) ^ ((row % 8) << 4));
+  }
   /// A 16-bit B that wgmma reads N-major (MmaTiling::nMajorSwizzleBytes):
   /// the tile as it lies, its rows K's, and the blocks above run along N.
   bool nMajor = false;
@@ -188,6 +203,16 @@ struct KernelPlan {
 
 /// Byte alignment of ring stages in shared memory (TMA destinations).
 constexpr int64_t kRingAlignment = 128;
+
+struct TileLayout;
+/// Shared-memory wavefronts that warp 0 of a role spends reading a tile in
+/// layout `l`, one access per `vec` elements along its last dim: per phase
+/// of lanes (all 32 for accesses of up to 4 bytes, 16 for 8, 8 for 16), the
+/// most distinct 4-byte words one bank must serve. `byteOf(row, col)`
+/// places element (row, col), row being the leading dims flattened. How
+/// KernelPlan decides whether a ring is swizzled for its readers.
+int64_t sharedReadWavefronts(const TileLayout &l, int64_t elemBytes, int64_t vec,
+                             llvm::function_ref<int64_t(int64_t, int64_t)> byteOf);
 
 } // namespace kiln
 

@@ -485,8 +485,21 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
     issues `nvvm.cp.async.bulk.tensor` with a tensor map passed by value
     (`llvm.byval`, `nvvm.grid_constant`, after the kernel's own arguments);
     reading roles wait on the full barrier, load the stage into registers and
-    arrive on the empty one. With `persistent`, each role loops over grid
-    points from `ctaid.x` by `nctaid.x`.
+    arrive on the empty one. Where the readers' layout would hit the same
+    shared-memory banks from many lanes of a warp (KernelPlan counts the
+    wavefronts both ways), the copies write the stage with TMA's 128-byte
+    swizzle instead, in boxes of 128-byte rows, and each read XORs its
+    16-byte piece with its row:
+
+      %u = tile.load %x[...] {tile.pipeline = "u_ring"} -> <32x64xf32>  (read
+          in the wgmma accumulators' layout: 8 rows of 4 columns a warp)
+    becomes two 32 x 32 boxes of a 128-byte-swizzled tensor map, and
+      llvm.load (stage + box * 4096 + row * 128 + ((col * 4 % 128) ^ (row % 8) << 4))
+
+    The lowered function lists its tensor maps as lowered (view argument,
+    swizzle, box) in `kiln.tensor_maps`, for the manifest. With
+    `persistent`, each role loops over grid points from `ctaid.x` by
+    `nctaid.x`.
 
     Before (a producer role owns the load `t`, a compute role reduces it):
     ```mlir

@@ -82,6 +82,12 @@ LogicalResult GpuKernelLowering::lowerRingLoad(const RingPlan &ring, LoadOp load
     bumpCounter(consumed[index]);
     return success();
   }
+  if (ring.threadSwizzled) {
+    readSwizzledStage(ring, ringStage(ring, stage), load.getResult());
+    NVVM::MBarrierArriveOp::create(b, loc(), Type(), emptyBarrier(ring, stage), Value());
+    bumpCounter(consumed[index]);
+    return success();
+  }
   // The stage holds the box row-major: the tile, dense.
   ViewInfo stageView = denseStage(ringStage(ring, stage), tileType);
   SmallVector<Value> zeros(tileType.getRank(), cIndex(0));
@@ -113,6 +119,55 @@ LogicalResult GpuKernelLowering::lowerRingLoad(const RingPlan &ring, LoadOp load
   NVVM::MBarrierArriveOp::create(b, loc(), Type(), emptyBarrier(ring, stage), Value());
   bumpCounter(consumed[index]);
   return success();
+}
+
+void GpuKernelLowering::readSwizzledStage(const RingPlan &ring, Value stage, Value tile) {
+  auto tileType = cast<TileType>(tile.getType());
+  Type elem = tileType.getElementType();
+  int64_t elemBytes = elem.getIntOrFloatBitWidth() / 8;
+  TileLayout l = layoutOf(tile);
+  unsigned last = l.shape.size() - 1;
+  int64_t rowElems = l.shape[last], boxElems = ring.swizzleBytes / elemBytes;
+  // Vectors along the last dim, as a dense stage is read: a swizzle moves
+  // whole 16-byte pieces, so none is split.
+  int64_t vec = std::min<int64_t>(l.contiguous(last), 16 / elemBytes);
+  while (vec > 1 && rowElems % vec)
+    vec /= 2;
+  SmallVector<Value> bases;
+  for (unsigned d = 0; d <= last; ++d)
+    bases.push_back(threadBase(l, d));
+  auto index = [&](int64_t v) { return cIndex(v); };
+  Regs result(l.numRegs());
+  for (int64_t r = 0; r < l.numRegs(); ++r) {
+    if (l.regIndex(r)[last] % vec)
+      continue;
+    SmallVector<Value> c = regCoords(l, bases, r);
+    Value row = c[0];
+    for (unsigned d = 1; d < last; ++d)
+      row = add(mul(row, index(l.shape[d])), c[d]);
+    Value col = c[last];
+    // RingPlan::threadByte, with the XOR's operands kept apart so that
+    // registers a multiple of 8 rows apart share it.
+    Value box = arith::DivUIOp::create(b, loc(), col, index(boxElems));
+    Value inRow = mul(arith::RemUIOp::create(b, loc(), col, index(boxElems)), index(elemBytes));
+    Value piece =
+        arith::ShLIOp::create(b, loc(), arith::RemUIOp::create(b, loc(), row, index(8)), index(4));
+    Value byte = add(add(mul(box, index(ring.kBlockStride)), mul(row, index(ring.swizzleBytes))),
+                     arith::XOrIOp::create(b, loc(), inRow, piece));
+    Value ptr =
+        LLVM::GEPOp::create(b, loc(), stage.getType(), b.getI8Type(), stage,
+                            ValueRange{arith::IndexCastOp::create(b, loc(), b.getI64Type(), byte)});
+    if (vec == 1) {
+      result[r] = LLVM::LoadOp::create(b, loc(), elem, ptr, elemBytes);
+      continue;
+    }
+    auto vecType = VectorType::get({vec}, elem);
+    Value v = LLVM::LoadOp::create(b, loc(), vecType, ptr, vec * elemBytes);
+    for (int64_t e = 0; e < vec; ++e)
+      result[r + e] = LLVM::ExtractElementOp::create(
+          b, loc(), v, LLVM::ConstantOp::create(b, loc(), b.getI32Type(), e));
+  }
+  regs[tile] = result;
 }
 
 ViewInfo GpuKernelLowering::denseStage(Value base, TileType tile) {

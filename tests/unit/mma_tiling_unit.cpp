@@ -1,4 +1,5 @@
 //===- mma_tiling_unit.cpp - how dots split into tensor-core products ----===//
+#include "lowering/KernelPlan.h"
 #include "lowering/Layout.h"
 #include "lowering/MmaTiling.h"
 
@@ -294,4 +295,50 @@ TEST_CASE("moving a tile between layouts: which moves stay in their warps", "[la
   TileLayout oneWarp = layout({1, 4}, {4, 8}, {1, 1}, {64, 32});
   CHECK(!staysInWarps(oneWarp, rows, 4));
   CHECK(staysInWarps(oneWarp, oneWarp, 1));
+}
+
+TEST_CASE("a TMA ring swizzled for its readers: the scan's U read in the accumulators' layout",
+          "[layout]") {
+  Types t;
+  t.ctx.getOrLoadDialect<tile::TileDialect>();
+  std::string why;
+  mlir::Type bf16 = t.b.getBF16Type();
+  // U^T joins the accumulators of S W^T (64 state rows x 32 tokens on one
+  // warpgroup), so the ring's [32 tokens, 64 rows] f32 tile is read in the
+  // fragment layout with its dims swapped: a warp's lanes 8 state rows of 4
+  // tokens apart.
+  auto tiling = MmaTiling::get(MmaTiling::Kind::Wgmma, 64, 32, 64, bf16, bf16, 4, why);
+  REQUIRE(succeeded(tiling));
+  TileLayout read = TileLayout::get(tiling->fragmentLayout(&t.ctx), {64, 32});
+  std::swap(read.dims[0], read.dims[1]);
+  std::swap(read.shape[0], read.shape[1]);
+  REQUIRE(!read.mismatch());
+  RingPlan ring;
+  ring.swizzleBytes = 128;
+  ring.threadSwizzled = true;
+  ring.kBlocks = 2;
+  ring.kBlockStride = 32 * 128;
+  int64_t dense = sharedReadWavefronts(
+      read, 4, 1, [](int64_t row, int64_t col) { return (row * 64 + col) * 4; });
+  int64_t swizzled = sharedReadWavefronts(
+      read, 4, 1, [&](int64_t row, int64_t col) { return ring.threadByte(row, col, 4); });
+  // 16 registers; dense, each access finds 8 lanes on each of 8 banks.
+  CHECK(dense == 16 * 4);
+  CHECK(swizzled == 16);
+  // Every element lands once, inside the two 4 KB boxes.
+  std::set<int64_t> bytes;
+  for (int64_t row = 0; row < 32; ++row)
+    for (int64_t col = 0; col < 64; ++col)
+      bytes.insert(ring.threadByte(row, col, 4));
+  CHECK(bytes.size() == 32 * 64);
+  CHECK(*bytes.rbegin() == 2 * 32 * 128 - 4);
+  // Rows read whole with 16-byte vectors are conflict-free either way.
+  TileLayout rows =
+      TileLayout::get(tile::LayoutAttr::get(&t.ctx, {1, 4}, {2, 16}, {4, 1}, {0, 1}, {}), {32, 64});
+  REQUIRE(!rows.mismatch());
+  CHECK(sharedReadWavefronts(rows, 4, 4, [](int64_t row, int64_t col) {
+          return (row * 64 + col) * 4;
+        }) == sharedReadWavefronts(rows, 4, 4, [&](int64_t row, int64_t col) {
+          return ring.threadByte(row, col, 4);
+        }));
 }

@@ -116,6 +116,18 @@ void kiln::printIrAfterEveryPass(PassManager &pm) {
                       [](Pass *, Operation *) { return true; });
 }
 
+/// A kernel's tensor maps as its lowering reports them (kTensorMapsAttr):
+/// each [view argument, swizzle, box...], the argument counted after the
+/// runtime dims, as the manifest counts kernel parameters.
+static void setTensorMapsAsLowered(ArrayAttr maps, KernelManifest &k) {
+  int64_t numDims = k.signature.runtimeDims.size();
+  k.tensorMaps.clear();
+  for (Attribute a : maps) {
+    ArrayRef<int64_t> m = cast<DenseI64ArrayAttr>(a).asArrayRef();
+    k.tensorMaps.push_back({m[0] - numDims, std::vector<int64_t>(m.begin() + 2, m.end()), m[1]});
+  }
+}
+
 bool kiln::buildForGpu(Compiled &c, bool assemble, GpuBuild &out, llvm::raw_ostream &errs,
                        bool printIrAfterAll) {
   const TargetDesc &target = *c.schedule.target;
@@ -194,6 +206,13 @@ bool kiln::buildForGpu(Compiled &c, bool assemble, GpuBuild &out, llvm::raw_ostr
         k.dynamicSharedBytes = bytes.getInt();
         k.divisors = divisors;
       }
+    if (auto maps = f->getAttrOfType<ArrayAttr>(tile::kTensorMapsAttr)) {
+      if (!out.manifest.isOp())
+        setTensorMapsAsLowered(maps, out.manifest);
+      for (KernelManifest &k : out.manifest.kernels)
+        if (k.entry == f.getSymName())
+          setTensorMapsAsLowered(maps, k);
+    }
   });
   auto ptx = emitPtx(*c.module, target, error);
   if (!ptx) {
