@@ -253,16 +253,28 @@ TEST_CASE("wgmma fragments as tile layouts: every accumulator where the layout p
   }
 }
 
-TEST_CASE("moving a tile between layouts: which moves stay in their warps", "[layout]") {
-  Types t;
+/// The accumulator fragment of a 64 x 32 bf16 product on one warpgroup
+/// (warp w holds rows 16w..16w+15): the GDN scan's S W^T.
+static TileLayout scanFragment(Types &t) {
   t.ctx.getOrLoadDialect<tile::TileDialect>();
   std::string why;
   mlir::Type bf16 = t.b.getBF16Type();
-  // The scan's output: a 64 x 32 product on one warpgroup (warp w holds rows
-  // 16w..16w+15), transposed.
   auto tiling = MmaTiling::get(MmaTiling::Kind::Wgmma, 64, 32, 64, bf16, bf16, 4, why);
   REQUIRE(succeeded(tiling));
-  TileLayout fragment = TileLayout::get(tiling->fragmentLayout(&t.ctx), {64, 32});
+  return TileLayout::get(tiling->fragmentLayout(&t.ctx), {64, 32});
+}
+
+/// `l` for the transposed tile: the same registers, its dims swapped.
+static TileLayout swappedDims(TileLayout l) {
+  std::swap(l.dims[0], l.dims[1]);
+  std::swap(l.shape[0], l.shape[1]);
+  return l;
+}
+
+TEST_CASE("moving a tile between layouts: which moves stay in their warps", "[layout]") {
+  Types t;
+  // The scan's output: its product's fragment, transposed.
+  TileLayout fragment = scanFragment(t);
   auto layout = [&](llvm::ArrayRef<int64_t> size, llvm::ArrayRef<int64_t> lanes,
                     llvm::ArrayRef<int64_t> warps, llvm::ArrayRef<int64_t> shape) {
     TileLayout l =
@@ -279,9 +291,7 @@ TEST_CASE("moving a tile between layouts: which moves stay in their warps", "[la
   CHECK(!staysInWarps(fragment, tokenWarps, 4, swap));
   // Neither is the fragment's registers renamed; its own transpose is.
   CHECK(!permutesRegisters(fragment, ownColumns, swap));
-  TileLayout renamed = fragment;
-  std::swap(renamed.dims[0], renamed.dims[1]);
-  std::swap(renamed.shape[0], renamed.shape[1]);
+  TileLayout renamed = swappedDims(fragment);
   CHECK(permutesRegisters(fragment, renamed, swap));
   CHECK(staysInWarps(fragment, renamed, 4, swap));
   // Without a transpose: the same 16 rows a warp stay, rows dealt out 4 at
@@ -300,18 +310,11 @@ TEST_CASE("moving a tile between layouts: which moves stay in their warps", "[la
 TEST_CASE("a TMA ring swizzled for its readers: the scan's U read in the accumulators' layout",
           "[layout]") {
   Types t;
-  t.ctx.getOrLoadDialect<tile::TileDialect>();
-  std::string why;
-  mlir::Type bf16 = t.b.getBF16Type();
   // U^T joins the accumulators of S W^T (64 state rows x 32 tokens on one
   // warpgroup), so the ring's [32 tokens, 64 rows] f32 tile is read in the
   // fragment layout with its dims swapped: a warp's lanes 8 state rows of 4
   // tokens apart.
-  auto tiling = MmaTiling::get(MmaTiling::Kind::Wgmma, 64, 32, 64, bf16, bf16, 4, why);
-  REQUIRE(succeeded(tiling));
-  TileLayout read = TileLayout::get(tiling->fragmentLayout(&t.ctx), {64, 32});
-  std::swap(read.dims[0], read.dims[1]);
-  std::swap(read.shape[0], read.shape[1]);
+  TileLayout read = swappedDims(scanFragment(t));
   REQUIRE(!read.mismatch());
   RingPlan ring;
   ring.swizzleBytes = 128;
