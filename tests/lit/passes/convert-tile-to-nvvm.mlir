@@ -43,6 +43,7 @@ tile.kernel @cols(%N: index, %x: !tile.view<[N, 4, 64], f32> {tile.access = "in"
 // CHECK: llvm.mlir.global external @__kiln_dynamic_smem() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<0 x i8>
 // CHECK-LABEL: llvm.func @ring(
 // CHECK-SAME: %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant})
+// CHECK-SAME: kiln.tensor_maps = [array<i64: 1, 0, 1, 8, 64>]
 // CHECK-SAME: nvvm.maxnreg = 136 : i32
 // CHECK: nvvm.mbarrier.init %{{.*}}, %[[ONE:.*]] : !llvm.ptr<3>, i32
 // CHECK: nvvm.mbarrier.init %{{.*}}, %[[CONSUMERS:.*]] : !llvm.ptr<3>, i32
@@ -73,6 +74,37 @@ tile.kernel @ring(%N: index, %x: !tile.view<[N, 8, 64], f32> {tile.access = "in"
   %c0 = arith.constant 0 : index
   %t = tile.load %x[%n, %c0, %c0] window [1, 8, 64] keep [1, 2] {tile.id = "t"} : !tile.view<[N, 8, 64], f32> -> !tile.tile<8x64xf32>
   %s = tile.reduce sum %t axis 0 {tile.id = "s"} : !tile.tile<8x64xf32> -> !tile.tile<64xf32>
+  tile.store %s, %y[%n, %c0] window [1, 64] keep [1] {tile.id = "st"} : !tile.tile<64xf32>, !tile.view<[N, 64], f32>
+  tile.return
+}
+
+// -----
+
+// A ring read a row a lane (the schedule's layout): dense, the 32 lanes of
+// a warp would read one bank (rows of 256 bytes); so the copies write the
+// stage 128-byte swizzled, as two boxes of 32 columns (kiln.tensor_maps:
+// view argument 1, swizzle 128, box [1, 32, 32]; the stage 1024-byte
+// aligned), and each read XORs its 16-byte piece with its row % 8.
+// CHECK-LABEL: llvm.func @ring_swizzled(
+// CHECK-SAME: kiln.tensor_maps = [array<i64: 1, 128, 1, 32, 32>]
+// CHECK-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: } else {
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: %[[PIECE:.*]] = arith.shli %{{.*}}, %{{.*}} : index
+// CHECK: arith.xori %{{.*}}, %[[PIECE]] : index
+// CHECK: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<3> -> f32
+// CHECK: nvvm.mbarrier.arrive
+tile.kernel @ring_swizzled(%N: index, %x: !tile.view<[N, 32, 64], f32> {tile.access = "in"},
+                           %y: !tile.view<[N, 64], f32> {tile.access = "out"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 8, mma = "none",
+      roles = [#tile.role<name = "producer", firstWarp = 0, numWarps = 4, regs = 40, ops = ["t"]>,
+               #tile.role<name = "compute", firstWarp = 4, numWarps = 4, regs = 232, ops = ["s", "st"]>],
+      pipelines = [#tile.pipeline<name = "ring", buffers = ["t"], depth = 2, copy = "tma">],
+      layouts = {t = {size = array<i64: 1, 1>, lanes = array<i64: 32, 1>, warps = array<i64: 1, 4>}}>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%n, %c0, %c0] window [1, 32, 64] keep [1, 2] {tile.id = "t"} : !tile.view<[N, 32, 64], f32> -> !tile.tile<32x64xf32>
+  %s = tile.reduce sum %t axis 0 {tile.id = "s"} : !tile.tile<32x64xf32> -> !tile.tile<64xf32>
   tile.store %s, %y[%n, %c0] window [1, 64] keep [1] {tile.id = "st"} : !tile.tile<64xf32>, !tile.view<[N, 64], f32>
   tile.return
 }
