@@ -225,6 +225,14 @@ int64_t kiln::sharedReadWavefronts(const TileLayout &l, int64_t elemBytes, int64
   return total;
 }
 
+int64_t kiln::stageReadVector(const TileLayout &l, int64_t elemBytes) {
+  unsigned last = l.shape.size() - 1;
+  int64_t vec = std::min<int64_t>(l.contiguous(last), 16 / elemBytes);
+  while (vec > 1 && l.shape[last] % vec)
+    vec /= 2;
+  return vec;
+}
+
 namespace {
 
 /// Swizzles the stages of rings that threads read (not tensor-core operands
@@ -248,10 +256,7 @@ void planSwizzledReads(KernelPlan &plan) {
     int64_t rows = tile.getNumElements() / rowElems;
     if (rowBytes % kSwizzle || rows % 8)
       continue;
-    // The vector lowerAccess reads a dense stage with.
-    int64_t vec = std::min<int64_t>(l->contiguous(l->shape.size() - 1), 16 / elemBytes);
-    while (vec > 1 && rowElems % vec)
-      vec /= 2;
+    int64_t vec = stageReadVector(*l, elemBytes);
     RingPlan swizzled = ring;
     swizzled.swizzleBytes = kSwizzle;
     swizzled.threadSwizzled = true;

@@ -213,6 +213,10 @@ struct TileLayout;
 /// KernelPlan decides whether a ring is swizzled for its readers.
 int64_t sharedReadWavefronts(const TileLayout &l, int64_t elemBytes, int64_t vec,
                              llvm::function_ref<int64_t(int64_t, int64_t)> byteOf);
+/// Elements one shared-memory access moves when threads in layout `l` read
+/// a stage of the tile row-major (dense or swizzled): their run along the
+/// last dim, at most 16 bytes, dividing the row.
+int64_t stageReadVector(const TileLayout &l, int64_t elemBytes);
 
 } // namespace kiln
 

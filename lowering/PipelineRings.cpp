@@ -127,16 +127,13 @@ void GpuKernelLowering::readSwizzledStage(const RingPlan &ring, Value stage, Val
   int64_t elemBytes = elem.getIntOrFloatBitWidth() / 8;
   TileLayout l = layoutOf(tile);
   unsigned last = l.shape.size() - 1;
-  int64_t rowElems = l.shape[last], boxElems = ring.swizzleBytes / elemBytes;
-  // Vectors along the last dim, as a dense stage is read: a swizzle moves
-  // whole 16-byte pieces, so none is split.
-  int64_t vec = std::min<int64_t>(l.contiguous(last), 16 / elemBytes);
-  while (vec > 1 && rowElems % vec)
-    vec /= 2;
+  int64_t boxElems = ring.swizzleBytes / elemBytes;
+  // Vectors as a dense stage is read: a swizzle moves whole 16-byte pieces,
+  // so none is split.
+  int64_t vec = stageReadVector(l, elemBytes);
   SmallVector<Value> bases;
   for (unsigned d = 0; d <= last; ++d)
     bases.push_back(threadBase(l, d));
-  auto index = [&](int64_t v) { return cIndex(v); };
   Regs result(l.numRegs());
   for (int64_t r = 0; r < l.numRegs(); ++r) {
     if (l.regIndex(r)[last] % vec)
@@ -144,15 +141,15 @@ void GpuKernelLowering::readSwizzledStage(const RingPlan &ring, Value stage, Val
     SmallVector<Value> c = regCoords(l, bases, r);
     Value row = c[0];
     for (unsigned d = 1; d < last; ++d)
-      row = add(mul(row, index(l.shape[d])), c[d]);
+      row = add(mul(row, cIndex(l.shape[d])), c[d]);
     Value col = c[last];
     // RingPlan::threadByte, with the XOR's operands kept apart so that
     // registers a multiple of 8 rows apart share it.
-    Value box = arith::DivUIOp::create(b, loc(), col, index(boxElems));
-    Value inRow = mul(arith::RemUIOp::create(b, loc(), col, index(boxElems)), index(elemBytes));
-    Value piece =
-        arith::ShLIOp::create(b, loc(), arith::RemUIOp::create(b, loc(), row, index(8)), index(4));
-    Value byte = add(add(mul(box, index(ring.kBlockStride)), mul(row, index(ring.swizzleBytes))),
+    Value box = arith::DivUIOp::create(b, loc(), col, cIndex(boxElems));
+    Value inRow = mul(arith::RemUIOp::create(b, loc(), col, cIndex(boxElems)), cIndex(elemBytes));
+    Value piece = arith::ShLIOp::create(b, loc(), arith::RemUIOp::create(b, loc(), row, cIndex(8)),
+                                        cIndex(4));
+    Value byte = add(add(mul(box, cIndex(ring.kBlockStride)), mul(row, cIndex(ring.swizzleBytes))),
                      arith::XOrIOp::create(b, loc(), inRow, piece));
     Value ptr =
         LLVM::GEPOp::create(b, loc(), stage.getType(), b.getI8Type(), stage,

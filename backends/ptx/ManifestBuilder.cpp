@@ -36,13 +36,8 @@ bool kiln::buildManifest(tile::KernelOp kernel, KernelManifest &m, std::string &
     }
     m.dynamicSharedBytes = plan->dynamicSharedBytes;
     m.persistent = plan->persistent;
-    m.tensorMaps.clear();
-    // Kernel arguments are the runtime dims, then the params.
-    int64_t numDims = m.signature.runtimeDims.size();
-    for (const RingPlan &ring : plan->rings)
-      m.tensorMaps.push_back({(int64_t)ring.viewArg - numDims,
-                              std::vector<int64_t>(ring.box.begin(), ring.box.end()),
-                              ring.swizzleBytes});
+    // The tensor maps come from the lowered kernel (kTensorMapsAttr): a
+    // ring's swizzle depends on thread layouts, not chosen yet here.
   }
   if (auto consts = kernel->getAttrOfType<DictionaryAttr>("tile.consts"))
     for (NamedAttribute c : consts)
