@@ -97,6 +97,9 @@ def main():
                     help="also time each kernel of an op alone (graph replay, median)")
     ap.add_argument("--fla-kernels", action="store_true",
                     help="also list the time of each of FLA's kernels (torch profiler)")
+    ap.add_argument("--no-check", action="store_true",
+                    help="time only: skip the NaN check (for experiment builds that"
+                         " deliberately leave outputs unwritten)")
     ap.add_argument("--shapes", default=None,
                     help="only these shapes, e.g. 1x8192/16,varlen57/16 (name/H)")
     args = ap.parse_args()
@@ -141,7 +144,7 @@ def main():
                                 scale, 1)
             call()
             torch.cuda.synchronize()
-            assert not torch.isnan(o).any() and not torch.isnan(hT).any(), f"{tag}: NaN at {name}"
+            assert args.no_check or not torch.isnan(o).any() and not torch.isnan(hT).any(), f"{tag}: NaN at {name}"
             row[f"{tag}_vs_fla_o"] = ((o.float() - o_ref[0].float()).norm() / o_ref.float().norm()).item()
             row[f"{tag}_vs_fla_state"] = ((hT - s_ref).norm() / s_ref.norm()).item()
             row[f"{tag}_graph_ms"] = t = triton.testing.do_bench_cudagraph(call, rep=20, return_mode="median")

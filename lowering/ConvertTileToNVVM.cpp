@@ -623,25 +623,37 @@ LogicalResult GpuKernelLowering::lowerFor(scf::ForOp op) {
   return success();
 }
 
-bool GpuKernelLowering::runsBesideProduct(Operation *op) {
+int64_t GpuKernelLowering::pendingNeededBy(Operation *op) {
+  int64_t all = static_cast<int64_t>(pendingProducts.size()) - 1;
   if (!runs(op) || pairedSeconds.contains(op))
-    return true; // nothing to lower here
+    return -1; // nothing to lower here
   if (const ResidentPlan *res = plan.residentTouchedBy(op); res && res->role == role)
-    return op != res->update;
-  if (llvm::any_of(op->getOperands(),
-                   [&](Value v) { return llvm::is_contained(pendingProduct->results, v); }))
-    return false;
+    return op == res->update ? all : -1;
+  if (!runsBesidePending(op))
+    return all;
+  int64_t reads = -1;
+  for (auto [i, pending] : llvm::enumerate(pendingProducts))
+    if (llvm::any_of(op->getOperands(),
+                     [&](Value v) { return llvm::is_contained(pending.results, v); }))
+      reads = static_cast<int64_t>(i);
+  return reads;
+}
+
+bool GpuKernelLowering::runsBesidePending(Operation *op) {
   if (op->getNumRegions())
     return false;
   if (op->getDialect() != kernel->getDialect())
     return !isa<ReturnOp>(op);
+  if (auto dot = dyn_cast<DotOp>(op))
+    return issuesBesideProducts(dot);
   if (auto load = dyn_cast<LoadOp>(op))
     return !plan.ringOf(load);
   if (auto store = dyn_cast<StoreOp>(op))
     return !plan.storeRingOf(store);
+  // (A transpose a tensor-core product reads in place lowers to nothing.)
   if (auto tr = dyn_cast<TransposeOp>(op))
-    return !foldedIntoTensorCoreDots(tr, schedule) &&
-           (transposesInRegisters(tr) || movesInWarpSlices(op));
+    return foldedIntoTensorCoreDots(tr, schedule) || transposesInRegisters(tr) ||
+           movesInWarpSlices(op);
   if (isa<ConvertLayoutOp>(op))
     return movesInWarpSlices(op);
   return isa<ConstantOp, IotaOp, FromIndexOp, SplatOp, ToIndexOp, AddOp, SubOp, MulOp, DivOp, RemOp,
@@ -650,13 +662,14 @@ bool GpuKernelLowering::runsBesideProduct(Operation *op) {
 }
 
 LogicalResult GpuKernelLowering::lowerOp(Operation *op) {
-  if (pendingProduct && !runsBesideProduct(op))
-    flushProduct();
+  if (!pendingProducts.empty())
+    if (int64_t last = pendingNeededBy(op); last >= 0)
+      flushProducts(last);
   LogicalResult lowered = lowerOpNow(op);
   // A product's wait stays in the block that issued it.
   Operation *next = op->getNextNode();
   if (!next || next->hasTrait<OpTrait::IsTerminator>())
-    flushProduct();
+    flushProducts();
   return lowered;
 }
 

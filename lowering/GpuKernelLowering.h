@@ -357,21 +357,40 @@ private:
   /// plus the dot's accumulator operand if it has one.
   void keepFragmentColumns(DotOp dot, ArrayRef<Value> fragment, int64_t from, const MmaTiling &t);
   /// A wgmma product issued and not yet waited for: what it makes (the
-  /// values an op must not read before `finish`), and `finish`, which
-  /// waits, takes the accumulators, gives its ring stages back and binds
-  /// its results.
+  /// values an op must not read before `finish`), how many commit groups
+  /// it issued, and `finish`, which waits until at most `newer` groups are
+  /// in flight, takes the accumulators, gives its ring stages back and
+  /// binds its results.
   struct PendingProduct {
     SmallVector<Value, 2> results;
-    std::function<void()> finish;
+    int64_t groups = 0;
+    std::function<void(int64_t newer)> finish;
   };
-  std::optional<PendingProduct> pendingProduct;
-  /// Waits for the pending product, if any.
-  void flushProduct();
-  /// Whether `op` may be lowered while a product is in flight: register
-  /// arithmetic, plain global loads and stores, and layout conversions that
-  /// stay in their warps, none reading what the product makes. Everything
-  /// else may touch its operands, its shared memory or its results.
-  bool runsBesideProduct(Operation *op);
+  /// Oldest first: wgmma groups complete in the order they were committed.
+  SmallVector<PendingProduct, 2> pendingProducts;
+  /// Waits for the pending products up to and including the `last`-th
+  /// (all of them by default), oldest first, leaving the later ones in
+  /// flight.
+  void flushProducts(int64_t last = -1);
+  /// The last pending product `op` must wait for, or -1 when it may be
+  /// lowered while they are all in flight: register arithmetic, plain
+  /// global loads and stores, layout conversions that stay in their warps,
+  /// and wgmma products that read only registers and ring stages
+  /// (`issuesBesideProducts`). An op reading what a product makes waits
+  /// for it (and, as groups complete in order, for those before it);
+  /// anything else may touch their operands or shared memory and waits for
+  /// all.
+  int64_t pendingNeededBy(Operation *op);
+  /// Whether `op`'s kind lets it run while products are in flight (what
+  /// it reads aside).
+  bool runsBesidePending(Operation *op);
+  /// Whether `op` is a wgmma product of this role's own that stages
+  /// nothing and leaves its result in its accumulators: its A from
+  /// registers or a ring, its B from a ring, no pair, no resident.
+  bool issuesBesideProducts(DotOp op);
+  /// Whether wgmma can read `op`'s A from this thread's registers under
+  /// `t` (see registerOperandA), without building anything.
+  bool readsARegisters(DotOp op, const MmaTiling &t);
   /// wgmma with A from registers: the four 32-bit words of this thread's A
   /// fragment for each round and K step (round * K steps + step), where the
   /// dot's lhs is held as wgmma reads it: the result of a product in its

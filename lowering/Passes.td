@@ -358,17 +358,30 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
     in registers none after it (each thread gives back the ring stages it
     read after its own wait). Such a product's wait is not emitted after
     its commit but where something needs it: before the first op that reads
-    its result, touches shared memory, issues another product, opens a
-    region, or ends the block. Ops that only compute on registers, plain
-    global loads and stores, transposes in registers and conversions
-    through warp slices are lowered while it multiplies:
+    its result, touches shared memory, issues a product that stages, opens
+    a region, or ends the block. Ops that only compute on registers, plain
+    global loads and stores, transposes in registers or read in place by a
+    product, conversions through warp slices, and further such products
+    (A from registers or a ring, B from a ring, no resident) are lowered
+    while it multiplies; wgmma groups complete in order, so an op that
+    needs the older of two products in flight waits with the newer one's
+    groups still running (`wait_group 1`):
 
       %q = tile.dot ... (registers only); tile.store %o ...; use of %q
     becomes
       nvvm.wgmma.mma_async ...; nvvm.wgmma.commit.group.sync.aligned
       llvm.store ... (%o)
       nvvm.wgmma.wait.group.sync.aligned 0; nvvm.mbarrier.arrive %empty
-      ... (%q's accumulators) An operand
+      ... (%q's accumulators)
+
+      %s = tile.dot ... (onto a resident); %p = tile.dot %vb, %pt (registers
+      only); use of %p
+    becomes
+      nvvm.wgmma.mma_async ... (%s's); nvvm.wgmma.commit.group.sync.aligned
+      nvvm.wgmma.mma_async ... (%p's); nvvm.wgmma.commit.group.sync.aligned
+      nvvm.wgmma.wait.group.sync.aligned 1; nvvm.mbarrier.arrive %empty_s
+      nvvm.wgmma.wait.group.sync.aligned 0; nvvm.mbarrier.arrive %empty_p
+      ... (%p's accumulators) An operand
     that a TMA ring brings and nothing else reads (KernelPlan decides) is not
     staged: its copies land in the swizzled K-major layout (one 128-byte
     swizzled box per K block), the descriptors point into the ring's stage,

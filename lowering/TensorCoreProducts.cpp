@@ -411,9 +411,9 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
   // ring stages go back to the copies (tcgen05's commit gave them back
   // already), and a result kept in the accumulators is bound.
   auto finish = [this, t, inFlight, onto, inFragment, op, second,
-                 secondFrom = pair ? pair->offset() : 0, released]() mutable {
+                 secondFrom = pair ? pair->offset() : 0, released](int64_t newer) mutable {
     if (!inFlight.empty()) {
-      NVVM::WgmmaWaitGroupSyncOp::create(b, loc(), 0);
+      NVVM::WgmmaWaitGroupSyncOp::create(b, loc(), newer);
       for (auto [round, acc] : llvm::enumerate(inFlight))
         takeAccumulators(t, round, acc, onto ? &fragments[onto] : nullptr,
                          inFragment ? &*inFragment : nullptr);
@@ -427,14 +427,15 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
       keepFragmentColumns(second, *inFragment, secondFrom, t);
   };
   if (registersOnly) {
-    pendingProduct.emplace();
-    pendingProduct->results.push_back(op.getResult());
+    PendingProduct &pending = pendingProducts.emplace_back();
+    pending.results.push_back(op.getResult());
     if (second)
-      pendingProduct->results.push_back(second.getResult());
-    pendingProduct->finish = std::move(finish);
+      pending.results.push_back(second.getResult());
+    pending.groups = static_cast<int64_t>(inFlight.size());
+    pending.finish = std::move(finish);
     return success();
   }
-  finish();
+  finish(0);
   if (onto || inFragment)
     return success();
   Value dBase = stagingBase(t.dOffset);
@@ -459,10 +460,25 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
   return success();
 }
 
-std::optional<ARegisters> GpuKernelLowering::registerOperandA(DotOp op, const MmaTiling &t) {
+bool GpuKernelLowering::readsARegisters(DotOp op, const MmaTiling &t) {
   // Round r of warpgroup wg multiplies rows 64 (wg + r * warpgroups) (no
   // column parts): the rows a fragment layout, or a resident's plan, gives it.
   if (t.nParts != 1 || t.M != t.mTiles * 64 || t.mTiles % t.warpgroups)
+    return false;
+  Operation *def = op.getLhs().getDefiningOp();
+  const ResidentPlan *res = def ? plan.residentTouchedBy(def) : nullptr;
+  if (res && isa<CastOp>(def)) {
+    MmaTiling held = residentTiling(*res);
+    return res->inRegisters && held.nParts == 1 && held.N == t.K && held.M == t.M &&
+           held.warpgroups == t.warpgroups;
+  }
+  // fragmentLayout() is the same for every N: compare it with the lhs's.
+  LayoutAttr fragment = t.fragmentLayout(b.getContext());
+  return fragment && def && def->getAttrOfType<LayoutAttr>(kLayoutAttr) == fragment;
+}
+
+std::optional<ARegisters> GpuKernelLowering::registerOperandA(DotOp op, const MmaTiling &t) {
+  if (!readsARegisters(op, t))
     return std::nullopt;
   Value lhs = op.getLhs();
   // v(round, i, h, c): this thread's element of the A tile at row 64 (wg +
@@ -473,9 +489,6 @@ std::optional<ARegisters> GpuKernelLowering::registerOperandA(DotOp op, const Mm
   const ResidentPlan *res = def ? plan.residentTouchedBy(def) : nullptr;
   if (res && isa<CastOp>(def)) {
     MmaTiling held = residentTiling(*res);
-    if (!res->inRegisters || held.nParts != 1 || held.N != t.K || held.M != t.M ||
-        held.warpgroups != t.warpgroups)
-      return std::nullopt;
     Type elem = cast<TileType>(lhs.getType()).getElementType();
     const Regs &f = fragments[res];
     int64_t perRound = held.nChunk / 2;
@@ -483,11 +496,6 @@ std::optional<ARegisters> GpuKernelLowering::registerOperandA(DotOp op, const Mm
       return scalarCast(b, loc(), f[round * perRound + 4 * i + 2 * h + c], elem);
     };
   } else {
-    LayoutAttr fragment = t.fragmentLayout(b.getContext());
-    auto attr = def ? def->getAttrOfType<LayoutAttr>(kLayoutAttr) : LayoutAttr();
-    // fragmentLayout() is the same for every N: compare it with the lhs's.
-    if (!fragment || attr != fragment)
-      return std::nullopt;
     const Regs &x = regs[lhs];
     int64_t columns = t.K;
     v = [&x, columns](int64_t round, int64_t i, int64_t h, int64_t c) {
@@ -654,12 +662,34 @@ void GpuKernelLowering::keepFragmentColumns(DotOp dot, ArrayRef<Value> fragment,
   regs[dot.getResult()] = std::move(out);
 }
 
-void GpuKernelLowering::flushProduct() {
-  if (!pendingProduct)
-    return;
-  std::function<void()> finish = std::move(pendingProduct->finish);
-  pendingProduct.reset();
-  finish();
+void GpuKernelLowering::flushProducts(int64_t last) {
+  if (last < 0)
+    last = static_cast<int64_t>(pendingProducts.size()) - 1;
+  // Taken out first: a finish lowers ops, which must not see these pending.
+  SmallVector<PendingProduct, 2> done(pendingProducts.begin(), pendingProducts.begin() + last + 1);
+  pendingProducts.erase(pendingProducts.begin(), pendingProducts.begin() + last + 1);
+  int64_t later = 0;
+  for (const PendingProduct &p : pendingProducts)
+    later += p.groups;
+  for (auto [i, p] : llvm::enumerate(done)) {
+    int64_t newer = later;
+    for (const PendingProduct &q : ArrayRef(done).drop_front(i + 1))
+      newer += q.groups;
+    p.finish(newer);
+  }
+}
+
+bool GpuKernelLowering::issuesBesideProducts(DotOp op) {
+  std::optional<MmaTiling::Kind> kind = MmaTiling::kindOf(schedule.getMma());
+  if (kind != MmaTiling::Kind::Wgmma || pairedSeconds.contains(op) || plan.roles[role].issuesMma ||
+      plan.roles[role].issuer >= 0 || accumulatesOnto(op))
+    return false;
+  FailureOr<Product> planned = planProduct(op, *kind, plan.productWarps(role, /*wgmma=*/true));
+  if (failed(planned) || planned->pair || !planned->bRing)
+    return false;
+  const MmaTiling &t = planned->t;
+  return (planned->aRing || readsARegisters(op, t)) &&
+         op->getAttr(kLayoutAttr) == t.fragmentLayout(b.getContext());
 }
 
 void GpuKernelLowering::takeAccumulators(const MmaTiling &t, int64_t round, Value acc,

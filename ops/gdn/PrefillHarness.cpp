@@ -105,4 +105,7 @@ void registerGdnPrefillHarness() {
   // The same computation as an op of several kernels (prefill.tile).
   h.kernel = "gdn_prefill_split";
   registerHarness(h);
+  // Split with the product of P and Vnew in the scan (prefill.tile).
+  h.kernel = "gdn_prefill_split_pv";
+  registerHarness(h);
 }
