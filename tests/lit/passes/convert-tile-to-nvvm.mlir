@@ -650,6 +650,56 @@ tile.kernel @wait_deferred(%N: index, %x: !tile.view<[N, 64, 64], bf16> {tile.ac
 
 // -----
 
+// Two products in flight: the second reads only registers (A) and its ring
+// stage (B) and is issued before the first one's wait. The store of the
+// first one's result waits for it alone, wgmma groups completing in order
+// (`wait_group 1`: the second still multiplies while the store goes out);
+// the store of the second waits for the rest.
+// CHECK-LABEL: llvm.func @two_in_flight(
+// CHECK: llvm.inline_asm has_side_effects {{.*}}wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NOT: nvvm.wgmma.wait.group.sync.aligned
+// CHECK: llvm.inline_asm has_side_effects {{.*}}wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NOT: llvm.store {{.*}} !llvm.ptr<1>
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: nvvm.mbarrier.arrive
+// CHECK-NOT: nvvm.wgmma.wait.group.sync.aligned
+// CHECK: llvm.store {{.*}} : vector<2xf32>, !llvm.ptr<1>
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.mbarrier.arrive
+// CHECK: llvm.store {{.*}} : vector<2xf32>, !llvm.ptr<1>
+// CHECK: llvm.return
+tile.kernel @two_in_flight(%N: index, %x: !tile.view<[N, 64, 64], bf16> {tile.access = "in"},
+                           %w: !tile.view<[N, 64, 64], bf16> {tile.access = "in"},
+                           %v: !tile.view<[N, 64, 64], bf16> {tile.access = "in"},
+                           %y: !tile.view<[N, 64, 64], f32> {tile.access = "out"},
+                           %z: !tile.view<[N, 64, 64], f32> {tile.access = "out"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 8, mma = "wgmma",
+      roles = [#tile.role<name = "producer", firstWarp = 0, numWarps = 4, regs = 40, ops = ["b", "c"]>,
+               #tile.role<name = "compute", firstWarp = 4, numWarps = 4, regs = 232, ops = ["sq", "sr"]>],
+      pipelines = [#tile.pipeline<name = "ring", buffers = ["b"], depth = 2, copy = "tma">,
+                   #tile.pipeline<name = "ring2", buffers = ["c"], depth = 2, copy = "tma">]>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] : !tile.view<[N, 64, 64], bf16> -> !tile.tile<64x64xbf16>
+  %b = tile.load %w[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] {tile.id = "b"} : !tile.view<[N, 64, 64], bf16> -> !tile.tile<64x64xbf16>
+  %c = tile.load %v[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] {tile.id = "c"} : !tile.view<[N, 64, 64], bf16> -> !tile.tile<64x64xbf16>
+  %bt = tile.transpose %b [1, 0] : !tile.tile<64x64xbf16> -> !tile.tile<64x64xbf16>
+  %ct = tile.transpose %c [1, 0] : !tile.tile<64x64xbf16> -> !tile.tile<64x64xbf16>
+  %p = tile.dot %t, %t : !tile.tile<64x64xbf16>, !tile.tile<64x64xbf16> -> !tile.tile<64x64xf32>
+  %pb = tile.cast %p : !tile.tile<64x64xf32> -> !tile.tile<64x64xbf16>
+  %e = tile.exp %p : !tile.tile<64x64xf32>
+  %eb = tile.cast %e : !tile.tile<64x64xf32> -> !tile.tile<64x64xbf16>
+  %q = tile.dot %pb, %bt : !tile.tile<64x64xbf16>, !tile.tile<64x64xbf16> -> !tile.tile<64x64xf32>
+  %r = tile.dot %eb, %ct : !tile.tile<64x64xbf16>, !tile.tile<64x64xbf16> -> !tile.tile<64x64xf32>
+  tile.store %q, %y[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] {tile.id = "sq"} : !tile.tile<64x64xf32>, !tile.view<[N, 64, 64], f32>
+  tile.store %r, %z[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] {tile.id = "sr"} : !tile.tile<64x64xf32>, !tile.view<[N, 64, 64], f32>
+  tile.return
+}
+
+// -----
+
 // A transpose that keeps every element in its warp (each warp holds the
 // same 16 rows of the product's result before and the same 16 columns
 // after) goes through the warp's own slice of shared memory, past the
