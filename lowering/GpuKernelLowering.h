@@ -388,6 +388,13 @@ private:
   /// nothing and leaves its result in its accumulators: its A from
   /// registers or a ring, its B from a ring, no pair, no resident.
   bool issuesBesideProducts(DotOp op);
+  /// Whether `p` is a wgmma product this role issues itself, not a pair
+  /// stacking A: its A may come from registers and its accumulators may be
+  /// its results.
+  bool ownsAccumulators(const Product &p, MmaTiling::Kind kind);
+  /// Whether `op`'s result (and its pair's, for a pair sharing A) is laid
+  /// out as `p`'s accumulators lie, so that it stays in them.
+  bool resultInFragment(DotOp op, const Product &p);
   /// Whether wgmma can read `op`'s A from this thread's registers under
   /// `t` (see registerOperandA), without building anything.
   bool readsARegisters(DotOp op, const MmaTiling &t);

@@ -340,10 +340,7 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
   const ResidentPlan *onto = accumulatesOnto(op);
   if (onto && onto->factor)
     scaleResident(*onto, regs[onto->factor][0]);
-  // wgmma issued by this role, not a pair stacking A: its A may come from
-  // registers and its accumulators may be its results.
-  bool ownAccumulators =
-      kind == MmaTiling::Kind::Wgmma && plan.roles[role].issuer < 0 && (!pair || !pair->sharesRhs);
+  bool ownAccumulators = ownsAccumulators(p, kind);
   // A that wgmma can read from this thread's registers is not staged.
   std::optional<ARegisters> aRegs;
   if (ownAccumulators && !p.aRing)
@@ -373,16 +370,13 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
   // A result laid out as the accumulators lie stays in them.
   // (A pair sharing A: both results, side by side in the accumulators.)
   std::optional<Regs> inFragment;
-  if (!onto && ownAccumulators)
-    if (LayoutAttr fragment = t.fragmentLayout(b.getContext());
-        fragment && op->getAttr(kLayoutAttr) == fragment &&
-        (!pair || pair->second->getAttr(kLayoutAttr) == fragment))
-      inFragment.emplace(t.rounds() * t.nChunk / 2);
+  if (!onto && ownAccumulators && resultInFragment(op, p))
+    inFragment.emplace(t.rounds() * t.nChunk / 2);
   // A wgmma product that staged nothing and leaves its result in registers
   // used no shared memory of the role's: no barrier after it. (The ring
   // stages it read go back below, each thread's arrival after its own wait;
   // a stage is free once every consumer thread has arrived.) Its wait is
-  // left to the first op that needs the product done (flushProduct), so
+  // left to the first op that needs the product done (flushProducts), so
   // that the work between runs while the tensor cores multiply.
   bool registersOnly = false;
   SmallVector<Value> inFlight;
@@ -679,17 +673,29 @@ void GpuKernelLowering::flushProducts(int64_t last) {
   }
 }
 
+bool GpuKernelLowering::ownsAccumulators(const Product &p, MmaTiling::Kind kind) {
+  return kind == MmaTiling::Kind::Wgmma && plan.roles[role].issuer < 0 &&
+         (!p.pair || !p.pair->sharesRhs);
+}
+
+bool GpuKernelLowering::resultInFragment(DotOp op, const Product &p) {
+  LayoutAttr fragment = p.t.fragmentLayout(b.getContext());
+  return fragment && op->getAttr(kLayoutAttr) == fragment &&
+         (!p.pair || p.pair->second->getAttr(kLayoutAttr) == fragment);
+}
+
 bool GpuKernelLowering::issuesBesideProducts(DotOp op) {
   std::optional<MmaTiling::Kind> kind = MmaTiling::kindOf(schedule.getMma());
-  if (kind != MmaTiling::Kind::Wgmma || pairedSeconds.contains(op) || plan.roles[role].issuesMma ||
-      plan.roles[role].issuer >= 0 || accumulatesOnto(op))
+  if (kind != MmaTiling::Kind::Wgmma || plan.roles[role].issuesMma || accumulatesOnto(op))
     return false;
   FailureOr<Product> planned = planProduct(op, *kind, plan.productWarps(role, /*wgmma=*/true));
-  if (failed(planned) || planned->pair || !planned->bRing)
+  if (failed(planned) || planned->pair)
     return false;
-  const MmaTiling &t = planned->t;
-  return (planned->aRing || readsARegisters(op, t)) &&
-         op->getAttr(kLayoutAttr) == t.fragmentLayout(b.getContext());
+  // What lowerTensorCoreDot decides: nothing staged (A in place or from
+  // registers, B in place) and the result left in the accumulators.
+  const Product &p = *planned;
+  return ownsAccumulators(p, *kind) && (p.aRing || readsARegisters(op, p.t)) && p.bRing &&
+         resultInFragment(op, p);
 }
 
 void GpuKernelLowering::takeAccumulators(const MmaTiling &t, int64_t round, Value acc,

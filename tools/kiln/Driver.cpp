@@ -197,22 +197,19 @@ bool kiln::buildForGpu(Compiled &c, bool assemble, GpuBuild &out, llvm::raw_ostr
     if (auto exprs = f->getAttrOfType<ArrayAttr>(tile::kDivisorsAttr))
       for (Attribute e : exprs)
         divisors.push_back(gridExprJson(e));
-    if (!out.manifest.isOp()) {
-      out.manifest.dynamicSharedBytes = bytes.getInt();
-      out.manifest.divisors = divisors;
-    }
+    auto maps = f->getAttrOfType<ArrayAttr>(tile::kTensorMapsAttr);
+    // The kernel's manifest: the build's own, or the op's for this entry.
+    auto complete = [&](KernelManifest &k) {
+      k.dynamicSharedBytes = bytes.getInt();
+      k.divisors = divisors;
+      if (maps)
+        setTensorMapsAsLowered(maps, k);
+    };
+    if (!out.manifest.isOp())
+      complete(out.manifest);
     for (KernelManifest &k : out.manifest.kernels)
-      if (k.entry == f.getSymName()) {
-        k.dynamicSharedBytes = bytes.getInt();
-        k.divisors = divisors;
-      }
-    if (auto maps = f->getAttrOfType<ArrayAttr>(tile::kTensorMapsAttr)) {
-      if (!out.manifest.isOp())
-        setTensorMapsAsLowered(maps, out.manifest);
-      for (KernelManifest &k : out.manifest.kernels)
-        if (k.entry == f.getSymName())
-          setTensorMapsAsLowered(maps, k);
-    }
+      if (k.entry == f.getSymName())
+        complete(k);
   });
   auto ptx = emitPtx(*c.module, target, error);
   if (!ptx) {
