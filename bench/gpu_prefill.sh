@@ -15,6 +15,10 @@ for m in .kiln-out/prefill/*.json; do
   check "$m" --dims H=4,HV=8 --seqlens 1,64,200,7
   check "$m" --dims H=4,HV=8 --seqlens 1,64,200,7 --no-initial-state
   check "$m" --dims H=16,HV=32 --seqlens 300,5,0,77 --saturate-gates
+  # Slowly decaying heads: a state carried wrong (prefill_split_sm_90a_cp's
+  # segment starts) shows only where the start is not forgotten.
+  check "$m" --dims H=4,HV=8 --seqlens 3000 --slow-gates
+  check "$m" --dims H=4,HV=8 --seqlens 700,1 --slow-gates --no-initial-state
 done
 for m in .kiln-out/prefill_small/*.json; do
   check "$m" --dims H=4,HV=8 --seqlens 5,0,130,64

@@ -41,8 +41,13 @@ def _grid_extent(expr, dims):
         return dims[expr]
     op, a, b = expr
     a, b = _grid_extent(a, dims), _grid_extent(b, dims)
-    return {"add": a + b, "sub": a - b, "mul": a * b, "div": a // b,
-            "ceildiv": -(-a // b)}[op]
+    if op in ("div", "ceildiv") and b == 0:
+        raise ValueError(f"grid expression {expr} divides by zero")
+    # Divisions see operands >= 0 (dims, and max(x, 0)): floor is C++'s truncation
+    ops = {"add": lambda: a + b, "sub": lambda: a - b, "mul": lambda: a * b,
+           "div": lambda: a // b, "ceildiv": lambda: -(-a // b),
+           "min": lambda: min(a, b), "max": lambda: max(a, b)}
+    return ops[op]()
 
 
 def _divisor_arg(d):

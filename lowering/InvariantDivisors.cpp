@@ -34,8 +34,8 @@ std::string exprText(Attribute e, bool nested = false) {
   auto parts = cast<ArrayAttr>(e);
   StringRef op = cast<StringAttr>(parts[0]).getValue();
   std::string a = exprText(parts[1], true), b = exprText(parts[2], true);
-  if (op == "ceildiv")
-    return "cdiv(" + a + ", " + b + ")";
+  if (op == "ceildiv" || op == "min" || op == "max")
+    return (op == "ceildiv" ? "cdiv(" : op == "min" ? "minimum(" : "maximum(") + a + ", " + b + ")";
   std::string sym = op == "add" ? " + " : op == "sub" ? " - " : op == "mul" ? " * " : " / ";
   return nested ? "(" + a + sym + b + ")" : a + sym + b;
 }

@@ -105,6 +105,8 @@ Attribute kiln::dimExprOf(Value v, tile::KernelOp kernel) {
                    : isa<arith::MulIOp>(def)                          ? "mul"
                    : isa<arith::DivSIOp, arith::DivUIOp>(def)         ? "div"
                    : isa<arith::CeilDivSIOp, arith::CeilDivUIOp>(def) ? "ceildiv"
+                   : isa<arith::MinSIOp, arith::MinUIOp>(def)         ? "min"
+                   : isa<arith::MaxSIOp, arith::MaxUIOp>(def)         ? "max"
                                                                       : nullptr;
   if (!op)
     return {};

@@ -95,6 +95,8 @@ bool kiln::parseRunOption(int argc, char **argv, int &i, RunConfig &cfg, std::st
     cfg.initialState = false;
   } else if (arg == "--saturate-gates") {
     cfg.saturateGates = true;
+  } else if (arg == "--slow-gates") {
+    cfg.slowGates = true;
   } else {
     return false;
   }

@@ -22,6 +22,7 @@ struct RunConfig {
   std::map<std::string, int64_t> constants; // the op's consts as compiled (K, V, ...)
   uint64_t seed = 1;
   bool saturateGates = false;   // |a|, |b| ~ 30
+  bool slowGates = false;       // a ~ N(-8, 1): heads that remember thousands of tokens
   double skipFraction = 0.0;    // share of requests with a negative slot index
   std::vector<int64_t> seqLens; // prefill: lengths of the packed sequences (default per op)
   bool initialState = true;     // prefill: start from a random state, or from zeros
@@ -62,7 +63,7 @@ struct OpHarness {
 
 const OpHarness *findHarness(const std::string &kernel);
 /// Reads one of the run options `kiln run` and `kiln-gpu run` share
-/// (--dims, --seed, --skip, --saturate-gates, --seqlens, --no-initial-state)
+/// (--dims, --seed, --skip, --saturate-gates, --slow-gates, --seqlens, --no-initial-state)
 /// at argv[i] into `cfg`, moving i onto its value. Returns false when
 /// argv[i] is none of them; a bad value returns true with `error` set.
 bool parseRunOption(int argc, char **argv, int &i, RunConfig &cfg, std::string &error);

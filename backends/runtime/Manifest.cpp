@@ -221,6 +221,10 @@ bool kiln::evalGridExpr(const Value &e, const std::map<std::string, int64_t> &di
     out = a / b;
   else if (op == "ceildiv")
     out = (a + b - 1) / b;
+  else if (op == "min")
+    out = std::min(a, b);
+  else if (op == "max")
+    out = std::max(a, b);
   else {
     error = "unknown grid operator '" + op + "'";
     return false;
@@ -236,8 +240,8 @@ static std::string exprText(const Value &e, bool nested = false) {
     return std::to_string(e.asInt());
   const std::string &op = e.array[0].string;
   std::string a = exprText(e.array[1], true), b = exprText(e.array[2], true);
-  if (op == "ceildiv")
-    return "cdiv(" + a + ", " + b + ")";
+  if (op == "ceildiv" || op == "min" || op == "max")
+    return (op == "ceildiv" ? "cdiv(" : op == "min" ? "minimum(" : "maximum(") + a + ", " + b + ")";
   std::string sym = op == "add" ? " + " : op == "sub" ? " - " : op == "mul" ? " * " : " / ";
   return nested ? "(" + a + sym + b + ")" : a + sym + b;
 }

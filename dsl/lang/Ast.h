@@ -80,6 +80,7 @@ struct Const {
 struct SchedParam {
   SrcPos pos;
   std::string name;
+  ExprP fallback; // `param X: int = 2;`: the value when the schedule sets none
 };
 
 struct Function {

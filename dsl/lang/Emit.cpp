@@ -1511,6 +1511,17 @@ bool Emitter::evalConstants(const Program &prog) {
       return error(p.pos, "'" + p.name + "' is declared twice"), false;
     params.insert(p.name);
     auto it = options.scheduleParams.find(p.name);
+    if (it == options.scheduleParams.end() && p.fallback) {
+      SVal value = eval(*p.fallback);
+      if (!value.ok())
+        return false;
+      if (value.kind != SVal::Int)
+        return error(p.fallback->pos,
+                     "the default of schedule parameter '" + p.name + "' is not an integer"),
+               false;
+      constants[p.name] = value;
+      continue;
+    }
     if (it == options.scheduleParams.end())
       return error(p.pos, "schedule parameter '" + p.name +
                               "' is not set by the schedule (add it under params:)"),

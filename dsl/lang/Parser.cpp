@@ -144,9 +144,14 @@ public:
           return std::nullopt;
         if (type != "int")
           return fail(prev().pos, "schedule parameters are int, not '" + type + "'");
+        if (isPunct("=")) {
+          next();
+          if (!(s.fallback = expr()))
+            return std::nullopt;
+        }
         if (!expect(";"))
           return std::nullopt;
-        p.schedParams.push_back(s);
+        p.schedParams.push_back(std::move(s));
       } else if (isWord("fn")) {
         Function f;
         f.pos = next().pos;

@@ -7,7 +7,7 @@
 using namespace kiln;
 
 gdn::Inputs gdn::randomInputs(std::mt19937_64 &rng, int64_t T, int64_t H, int64_t HV, int64_t K,
-                              int64_t V, bool l2norm, double gateSd) {
+                              int64_t V, bool l2norm, double gateSd, double gateMean) {
   std::normal_distribution<double> normal(0.0, 1.0);
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
   auto bf16s = [&](int64_t n, double sd) {
@@ -29,6 +29,8 @@ gdn::Inputs gdn::randomInputs(std::mt19937_64 &rng, int64_t T, int64_t H, int64_
         in.k[t * K + i] = toBf16(fromBf16(in.k[t * K + i]) / std::sqrt(ss + 1e-6));
     }
   in.a = bf16s(T * HV, gateSd);
+  for (auto &e : in.a)
+    e = toBf16(fromBf16(e) + gateMean);
   in.b = bf16s(T * HV, gateSd);
   in.A_log.resize(HV);
   in.dt_bias.resize(HV);

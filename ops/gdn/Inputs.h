@@ -22,7 +22,7 @@ struct Inputs {
 /// (unnormalised keys make the recurrence grow without bound). `gateSd` is
 /// the standard deviation of the raw gates a, b.
 Inputs randomInputs(std::mt19937_64 &rng, int64_t T, int64_t H, int64_t HV, int64_t K, int64_t V,
-                    bool l2norm, double gateSd);
+                    bool l2norm, double gateSd, double gateMean = 0.0);
 
 } // namespace kiln::gdn
 

@@ -42,7 +42,8 @@ bool runPrefill(const RunConfig &cfg, const Launcher &launch, std::vector<CheckR
 
   std::mt19937_64 rng(cfg.seed);
   std::normal_distribution<double> normal(0.0, 1.0);
-  gdn::Inputs in = gdn::randomInputs(rng, T, H, HV, K, V, l2, cfg.saturateGates ? 30.0 : 1.0);
+  gdn::Inputs in = gdn::randomInputs(rng, T, H, HV, K, V, l2, cfg.saturateGates ? 30.0 : 1.0,
+                                     cfg.slowGates ? -8.0 : 0.0);
   const float nan = std::numeric_limits<float>::quiet_NaN();
   std::vector<float> h0(N * HV * V * K, nan);
   if (cfg.initialState)
@@ -107,5 +108,8 @@ void registerGdnPrefillHarness() {
   registerHarness(h);
   // Split with the product of P and Vnew in the scan (prefill.tile).
   h.kernel = "gdn_prefill_split_pv";
+  registerHarness(h);
+  // Split with long sequences cut into segments scanned side by side.
+  h.kernel = "gdn_prefill_split_cp";
   registerHarness(h);
 }

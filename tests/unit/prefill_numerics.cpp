@@ -21,7 +21,7 @@ static std::vector<std::string> prefillSchedules() { return gdnSchedules("prefil
 struct PrefillCase {
   std::vector<int64_t> lens;
   int64_t H = 4, HV = 8, K = 128, V = 128;
-  bool initialState = true, l2 = true, saturate = false;
+  bool initialState = true, l2 = true, saturate = false, slow = false;
 };
 
 static void checkPrefill(const std::string &schedule, const PrefillCase &c, uint64_t seed) {
@@ -31,6 +31,7 @@ static void checkPrefill(const std::string &schedule, const PrefillCase &c, uint
   cfg.seqLens = c.lens;
   cfg.initialState = c.initialState;
   cfg.saturateGates = c.saturate;
+  cfg.slowGates = c.slow;
   cfg.seed = seed;
   std::vector<CheckResult> checks;
   std::string errors;
@@ -38,7 +39,7 @@ static void checkPrefill(const std::string &schedule, const PrefillCase &c, uint
   bool ran = runOnCpu(std::string(KILN_SOURCE_DIR) + "/ops/gdn/prefill.tile", schedule, consts, cfg,
                       checks, os);
   INFO(schedule << " " << describeShape(cfg) << " K=" << c.K << " V=" << c.V << " l2=" << c.l2
-                << " saturate=" << c.saturate << "\n"
+                << " saturate=" << c.saturate << " slow=" << c.slow << "\n"
                 << errors);
   REQUIRE(ran);
   requireAllPass(checks, 2);
@@ -49,6 +50,18 @@ TEST_CASE("prefill matches the recurrence for lengths around the chunk size", "[
   for (const std::string &schedule : prefillSchedules())
     for (int64_t T : {1, 63, 64, 65, 1000})
       checkPrefill(schedule, {{T}, 2, 2}, seed++);
+}
+
+TEST_CASE("prefill carries the state over a thousand tokens of slow decay", "[prefill]") {
+  // Under the default gates the state forgets its start within a few dozen
+  // tokens, so an error in how it is carried (a segment's start state in
+  // gdn_prefill_split_cp, say) would not show.
+  uint64_t seed = 50;
+  for (const std::string &schedule : prefillSchedules()) {
+    PrefillCase c{{1000}, 2, 2};
+    c.slow = true;
+    checkPrefill(schedule, c, seed++);
+  }
 }
 
 TEST_CASE("prefill matches the recurrence on packed varlen batches", "[prefill]") {

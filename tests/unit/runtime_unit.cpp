@@ -28,6 +28,12 @@ TEST_CASE("grid expressions evaluate over runtime dims", "[runtime]") {
   CHECK(out == 3 * 4);
   CHECK_FALSE(evalGridExpr(e, {{"B", 7}}, out, error));
   CHECK(error == "grid uses dim 'HV' that has no value");
+  // minimum / maximum of dims (prefill's cut batches: gdn_prefill_split_cp)
+  REQUIRE(json::parse(R"(["mul", "N", ["min", ["max", ["sub", "A", "B"], 0], 7]])", e, error));
+  REQUIRE(evalGridExpr(e, {{"N", 2}, {"A", 3}, {"B", 5}}, out, error));
+  CHECK(out == 0);
+  REQUIRE(evalGridExpr(e, {{"N", 2}, {"A", 30}, {"B", 5}}, out, error));
+  CHECK(out == 14);
 }
 
 TEST_CASE("GPU kernels take dims below 2^31 only", "[runtime]") {

@@ -21,7 +21,8 @@ static const char *kUsage = R"(kiln-gpu - run a compiled Kiln kernel on the GPU 
 
 usage:
   kiln-gpu run MANIFEST.json [--dims NAME=N,...] [--seed N] [--skip FRACTION]
-               [--saturate-gates] [--seqlens L,...] [--no-initial-state]
+               [--saturate-gates] [--slow-gates] [--seqlens L,...]
+               [--no-initial-state]
       Loads the cubin the manifest names, runs the op on fresh random inputs
       (outputs poisoned with NaN first) and checks every output against the
       op's float64 golden reference. Exits 0 when all pass, 1 when any fails,

@@ -39,7 +39,7 @@ usage:
 
   kiln run OP.tile --schedule S.yaml [--target cpu|sm_90a|sm_100a]
            [--dims NAME=N,...] [-D NAME=VALUE]... [--seed N]
-           [--saturate-gates] [--skip FRACTION] [--seqlens L,...]
+           [--saturate-gates] [--slow-gates] [--skip FRACTION] [--seqlens L,...]
            [--no-initial-state]
       Run the op on fresh random inputs (outputs poisoned with NaN first) and
       check it against the op's float64 golden reference. --target cpu (the
@@ -75,6 +75,9 @@ options:
   --dims B=7,H=4    runtime dims for `run` (defaults per op)
   --seed N          random seed (default 1)
   --saturate-gates  draw the raw gates a, b with standard deviation 30
+  --slow-gates      draw the raw gate a around -8: little decay over thousands
+                    of tokens (long-memory heads; prefill's segments must carry
+                    their start state exactly)
   --skip FRACTION   share of requests with a negative slot index (decode)
   --seqlens 1,64,7  lengths of the packed sequences (prefill; default 1,64,70,7)
   --no-initial-state  start every sequence from a zero state (prefill)
