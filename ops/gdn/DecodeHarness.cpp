@@ -31,8 +31,7 @@ bool runDecode(const RunConfig &cfg, const Launcher &launch, std::vector<CheckRe
   const int64_t N = cfg.dims.count("N") ? cfg.dims.at("N") : B + 2; // pool larger than the batch
   std::mt19937_64 rng(cfg.seed);
   std::normal_distribution<double> normal(0.0, 1.0);
-  gdn::Inputs in = gdn::randomInputs(rng, B, H, HV, K, V, l2, cfg.saturateGates ? 30.0 : 1.0,
-                                     cfg.slowGates ? -8.0 : 0.0);
+  gdn::Inputs in = gdn::randomInputs(rng, B, H, HV, K, V, l2, cfg);
   std::vector<uint16_t> &q = in.q, &k = in.k, &v = in.v, &a = in.a, &b = in.b;
   std::vector<float> &A_log = in.A_log, &dt_bias = in.dt_bias;
   // Slots: a permutation of distinct pool rows, some requests padded with -1.

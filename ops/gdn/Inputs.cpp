@@ -7,7 +7,8 @@
 using namespace kiln;
 
 gdn::Inputs gdn::randomInputs(std::mt19937_64 &rng, int64_t T, int64_t H, int64_t HV, int64_t K,
-                              int64_t V, bool l2norm, double gateSd, double gateMean) {
+                              int64_t V, bool l2norm, const RunConfig &cfg) {
+  const double gateSd = cfg.saturateGates ? 30.0 : 1.0, gateMean = cfg.slowGates ? -8.0 : 0.0;
   std::normal_distribution<double> normal(0.0, 1.0);
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
   auto bf16s = [&](int64_t n, double sd) {

@@ -7,6 +7,8 @@
 #ifndef KILN_OPS_GDN_INPUTS_H
 #define KILN_OPS_GDN_INPUTS_H
 
+#include "ops/Harness.h"
+
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -19,10 +21,11 @@ struct Inputs {
 };
 
 /// T tokens. Without the in-kernel L2 norm, keys are unit vectors already
-/// (unnormalised keys make the recurrence grow without bound). `gateSd` is
-/// the standard deviation of the raw gates a, b.
+/// (unnormalised keys make the recurrence grow without bound). The raw
+/// gates a, b follow the spec's N(0, 1) unless `cfg` asks for saturated
+/// (standard deviation 30) or slow ones (a around -8).
 Inputs randomInputs(std::mt19937_64 &rng, int64_t T, int64_t H, int64_t HV, int64_t K, int64_t V,
-                    bool l2norm, double gateSd, double gateMean = 0.0);
+                    bool l2norm, const RunConfig &cfg);
 
 } // namespace kiln::gdn
 

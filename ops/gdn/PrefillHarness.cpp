@@ -42,8 +42,7 @@ bool runPrefill(const RunConfig &cfg, const Launcher &launch, std::vector<CheckR
 
   std::mt19937_64 rng(cfg.seed);
   std::normal_distribution<double> normal(0.0, 1.0);
-  gdn::Inputs in = gdn::randomInputs(rng, T, H, HV, K, V, l2, cfg.saturateGates ? 30.0 : 1.0,
-                                     cfg.slowGates ? -8.0 : 0.0);
+  gdn::Inputs in = gdn::randomInputs(rng, T, H, HV, K, V, l2, cfg);
   const float nan = std::numeric_limits<float>::quiet_NaN();
   std::vector<float> h0(N * HV * V * K, nan);
   if (cfg.initialState)
