@@ -37,6 +37,11 @@ for s in ${SANITIZE-sm_90a_simt sm_90a_wgmma sm_90a_wgmma_tma split_sm_90a_wgmma
 done
 python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl 2>/dev/null; export PYTHONPATH=/tmp/site:bench
 python3 bench/gpu_matmul_check.py || echo "FAIL: matmul check"
+# Ops whose manifests launch a kernel beside another (`overlap`): the same
+# bytes as one after the other, run after run (bench/prefill_overlap_check.py).
+overlapping=$(grep -l '"overlap": true' .kiln-out/prefill/*.json)
+[ -z "$overlapping" ] || FLA_PATH=.peer python3 bench/prefill_overlap_check.py $overlapping --runs 20 \
+  2>&1 | tee "$OUT/prefill_overlap_check.log" | grep -E "^FAIL|^overlap check"
 # BENCH: the manifests to time (default: every prefill build).
 PYTHONUNBUFFERED=1 FLA_PATH=.peer python3 bench/prefill_bench.py ${BENCH:-.kiln-out/prefill/*.json} --per-kernel \
   --json "$OUT/prefill.json" 2>&1 | tee "$OUT/prefill_bench.log"

@@ -140,6 +140,14 @@ class _Entry:
     def bind(self, args):
         return _bind(self.params, self.name, args)
 
+    def ctas(self, *args):
+        """How many CTAs a call with these arguments launches."""
+        dims = self.bind(args)
+        n = 1
+        for e in self.m["grid"]:
+            n *= max(_grid_extent(e, dims), 0)
+        return min(n, self.sms * self.m["persistent"]) if self.m.get("persistent", 0) else n
+
     def __call__(self, *args):
         dims = self.bind(args)
         m = self.m
@@ -205,6 +213,9 @@ class KilnKernel:
         _check(_driver().cuModuleLoadData(ctypes.byref(self.module), self._image),
                "cuModuleLoadData")
         self.name = f'{self.m["entry"]}[{self.m["schedule"]}]'
+        # True: every launch after the one before it, `overlap` or not (the
+        # reference a run side by side must equal byte for byte).
+        self.serial = False
         if "launches" in self.m:
             self.steps = [_Entry(k, self.module, self.m["schedule"]) for k in self.m["kernels"]]
             self._scratch = {}
@@ -234,8 +245,39 @@ class KilnKernel:
     def __call__(self, *args):
         if self.steps is None:
             return self.single(*args)
-        for launch, step in zip(self.m["launches"], self.steps):
-            step(*self._step_args(launch, args))
+        # A launch marked `overlap` runs beside the one before it: on a
+        # second, high-priority stream that starts where that one starts
+        # (it waits on flags for what it reads) and that the current
+        # stream waits for afterwards. The one before is launched first, so
+        # where kernels run one at a time it finishes first. Only while its
+        # CTAs leave an SM free: resident CTAs that wait on flags must not
+        # keep the CTAs that set them from starting (the scheduler serves
+        # the high-priority kernel's CTAs first); otherwise it runs after.
+        launches = self.m["launches"]
+        main = torch.cuda.current_stream()
+        beside = [not self.serial and bool(launch.get("overlap")) and
+                  step.ctas(*self._step_args(launch, args)) < step.sms
+                  for launch, step in zip(launches, self.steps)]
+        fork = None
+        for i, (launch, step) in enumerate(zip(launches, self.steps)):
+            if i + 1 < len(launches) and beside[i + 1]:
+                fork = torch.cuda.Event()
+                fork.record(main)
+            if not beside[i]:
+                step(*self._step_args(launch, args))
+                continue
+            side = self._side_stream()
+            side.wait_event(fork)
+            with torch.cuda.stream(side):
+                step(*self._step_args(launch, args))
+            done = torch.cuda.Event()
+            done.record(side)
+            main.wait_event(done)
+
+    def _side_stream(self):
+        if not hasattr(self, "_side"):
+            self._side = torch.cuda.Stream(priority=-1)
+        return self._side
 
     def launch_one(self, index, *args):
         """Only the op's kernel `index`, on the scratch a full call left (for

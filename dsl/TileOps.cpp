@@ -238,6 +238,26 @@ LogicalResult StoreOp::verify() {
                       getValue().getType());
 }
 
+/// A flag: one i32 element of the view, set or awaited as a rank-0 i32.
+static LogicalResult verifyFlag(Operation *op, ViewType view, size_t indices, TileType value) {
+  if (!view.getElementType().isInteger(32))
+    return op->emitOpError("needs an i32 view for its flags, got ") << view.getElementType();
+  if (indices != view.getShape().size())
+    return op->emitOpError("needs one index per dim of the view (")
+           << view.getShape().size() << "), got " << indices;
+  if (value.getRank() != 0 || !value.getElementType().isInteger(32))
+    return op->emitOpError("needs a rank-0 i32 value, got ") << value;
+  return success();
+}
+
+LogicalResult SignalOp::verify() {
+  return verifyFlag(*this, getView().getType(), getIndices().size(), getValue().getType());
+}
+
+LogicalResult WaitOp::verify() {
+  return verifyFlag(*this, getView().getType(), getIndices().size(), getValue().getType());
+}
+
 //===----------------------------------------------------------------------===//
 // Creation
 //===----------------------------------------------------------------------===//

@@ -224,6 +224,45 @@ def Tile_StoreOp : Tile_Op<"store", [MemoryEffects<[MemWrite]>, AttrSizedOperand
   let hasVerifier = 1;
 }
 
+def Tile_SignalOp : Tile_Op<"signal", [MemoryEffects<[MemWrite]>]> {
+  let summary = "publish a flag once the program's stores are visible";
+  let description = [{
+    Sets the i32 element `view[indices]` to `value` once every store the
+    program made before it is visible to every program of every kernel on
+    the device (on a GPU: all the CTA's threads meet, then one thread
+    releases the value at GPU scope). A kernel launched beside this one
+    (`overlap:` in its schedule) `tile.wait`s on the flag before it reads
+    what this program wrote.
+
+    ```mlir
+    tile.signal %epoch, %ready[%t0, %hv] : !tile.tile<i32>, !tile.view<[T, HV], i32>
+    ```
+  }];
+  let arguments = (ins Tile_TileType:$value, Tile_ViewType:$view, Variadic<Index>:$indices);
+  let assemblyFormat = "$value `,` $view `[` $indices `]` attr-dict `:` type($value) `,` type($view)";
+  let hasVerifier = 1;
+}
+
+def Tile_WaitOp : Tile_Op<"wait", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "wait until a flag holds a value";
+  let description = [{
+    Waits until the i32 element `view[indices]` equals `value` (an acquire
+    at GPU scope, so the loads after it, copies by TMA included, see what
+    the program that signalled it stored). Nothing is moved across it. On
+    a GPU the wait gives up with a trap after about ten seconds, so a
+    device that does not run the signalling kernel beside this one fails
+    instead of hanging; on the CPU, where kernels run one after another,
+    it is a no-op.
+
+    ```mlir
+    tile.wait %epoch, %ready[%t0, %hv] : !tile.tile<i32>, !tile.view<[T, HV], i32>
+    ```
+  }];
+  let arguments = (ins Tile_TileType:$value, Tile_ViewType:$view, Variadic<Index>:$indices);
+  let assemblyFormat = "$value `,` $view `[` $indices `]` attr-dict `:` type($value) `,` type($view)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Creation
 //===----------------------------------------------------------------------===//

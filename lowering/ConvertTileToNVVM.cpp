@@ -674,8 +674,12 @@ LogicalResult GpuKernelLowering::lowerOp(Operation *op) {
 }
 
 LogicalResult GpuKernelLowering::lowerOpNow(Operation *op) {
-  if (!runs(op))
-    return success(); // another role's work
+  if (!runs(op)) {
+    // Another role's work; a flag it polls, this role may have to follow.
+    if (const FlagWaitPlan *f = plan.flagWaitOf(op); f && llvm::is_contained(f->followers, role))
+      followFlag(*f);
+    return success();
+  }
   // A resident tile's scale and sum happen at its update, its copies where
   // products stage them.
   if (const ResidentPlan *res = plan.residentTouchedBy(op);
@@ -723,6 +727,8 @@ LogicalResult GpuKernelLowering::lowerOpNow(Operation *op) {
                            mapped(store.getFloors()), mapped(store.getLimits()), store.getKeep(),
                            store.getMasked(), store.getValue(), /*isLoad=*/false, 0.0);
       })
+      .Case([&](SignalOp signal) { return lowerSignal(signal); })
+      .Case([&](WaitOp wait) { return lowerWait(wait); })
       .Case([&](ConstantOp c) {
         Value v = arith::ConstantOp::create(b, l, c.getValue());
         each([&](int64_t) { return v; });
@@ -894,7 +900,9 @@ Value GpuKernelLowering::smemAt(Value byteOffset) {
 void GpuKernelLowering::initShared() {
   // Roles with MMA barriers are those with tensor-memory columns or an
   // issuer.
-  if (plan.rings.empty() && plan.storeRings.empty() && !plan.tmemColumns && !hasIssuer())
+  bool polled =
+      llvm::any_of(plan.flagWaits, [](const FlagWaitPlan &f) { return f.progressOffset >= 0; });
+  if (plan.rings.empty() && plan.storeRings.empty() && !plan.tmemColumns && !hasIssuer() && !polled)
     return;
   MLIRContext *ctx = b.getContext();
   auto cta1 = NVVM::CTAGroupKindAttr::get(ctx, NVVM::CTAGroupKind::CTA_1);
@@ -941,6 +949,10 @@ void GpuKernelLowering::initShared() {
         NVVM::MBarrierInitOp::create(b, loc(), smemAt(cIndex(r.mmaReadyOffset)),
                                      cI32(r.numWarps * 32), Value());
     }
+    // Polled flags: none passed yet.
+    for (const FlagWaitPlan &f : plan.flagWaits)
+      if (f.progressOffset >= 0)
+        LLVM::StoreOp::create(b, loc(), cI32(0), smemAt(cIndex(f.progressOffset)));
     // Makes the initialised barriers visible to the copy engine.
     NVVM::FenceMbarrierInitOp::create(b, loc());
   }
@@ -1112,6 +1124,8 @@ LogicalResult GpuKernelLowering::run() {
     for (size_t i = 0; i < plan.storeRings.size(); ++i)
       for (auto *counters : {&stagesWritten, &stagesCopied})
         counters->push_back(zeroCounter());
+    for (size_t i = 0; i < plan.flagWaits.size(); ++i)
+      flagsPassed.push_back(zeroCounter());
   }
   if (plan.tmemColumns || hasIssuer()) {
     mmaWaits = LLVM::AllocaOp::create(b, loc(), ptr0, b.getI32Type(), cI32(1), 4);

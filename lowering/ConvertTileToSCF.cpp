@@ -249,6 +249,14 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
                     store.getWindow(), store.getKeep(), store.getMasked(), in(store.getValue()),
                     /*isLoad=*/false, 0.0);
       })
+      // A flag is a one-element store; kernels run one after another here,
+      // so a wait always finds its flag set.
+      .Case([&](SignalOp signal) {
+        SmallVector<int64_t> ones(signal.getIndices().size(), 1);
+        lowerAccess(op, signal.getView(), signal.getIndices(), ValueRange(), ValueRange(), ones, {},
+                    /*masked=*/false, in(signal.getValue()), /*isLoad=*/false, 0.0);
+      })
+      .Case([&](WaitOp) {})
       .Case([&](ConstantOp c) {
         TypedAttr value = c.getValue();
         forEach(shape, [&](OpBuilder &nb, ValueRange ivs) {

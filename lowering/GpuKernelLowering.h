@@ -106,6 +106,9 @@ private:
   /// Per store ring: this thread's count of stages written (the writer)
   /// or copied out (the copier).
   SmallVector<Value> stagesWritten, stagesCopied;
+  /// Per flag wait polled for other roles (KernelPlan::flagWaits): this
+  /// thread's count of them passed (i32 allocas).
+  SmallVector<Value> flagsPassed;
   Value dynamicSmem; // ptr addrspace(3), base of the rings and mbarriers
   /// This thread's count of waits on its role's MMA mbarrier (tcgen05's
   /// commit, or an issuer's hand-overs; an i32 alloca), whose low bit is the
@@ -223,6 +226,18 @@ private:
   void bumpCounter(Value counter);
   void waitBarrier(Value barrier, Value parity);
   LogicalResult lowerRingLoad(const RingPlan &ring, LoadOp load);
+  /// Flags between kernels launched side by side (Flags.cpp): `signal`
+  /// meets the CTA's threads and releases the value from one of them;
+  /// `wait` acquires until the flag holds the value (with a time limit)
+  /// and, polled for other roles, counts it passed in shared memory;
+  /// `followFlag` is such a role's wait on that count.
+  LogicalResult lowerSignal(SignalOp op);
+  LogicalResult lowerWait(WaitOp op);
+  void followFlag(const FlagWaitPlan &f);
+  /// A shared-memory byte offset as a 64-bit address for inline PTX.
+  Value sharedAddress(int64_t byteOffset);
+  /// The global address of a flag: one element of a view.
+  Value flagAddress(Value view, ValueRange indices);
   /// A store handed to another role: its writer fills a stage, its copier
   /// copies the stage out row by row.
   LogicalResult lowerRingStore(const StoreRingPlan &ring, StoreOp store);

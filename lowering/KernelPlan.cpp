@@ -620,6 +620,40 @@ const ResidentPlan *KernelPlan::residentTouchedBy(Operation *op) const {
   return nullptr;
 }
 
+const FlagWaitPlan *KernelPlan::flagWaitOf(Operation *wait) const {
+  for (const FlagWaitPlan &f : flagWaits)
+    if (tile::WaitOp w = f.wait; w.getOperation() == wait)
+      return &f;
+  return nullptr;
+}
+
+/// Each wait's owner (the role that runs it) and followers: the other roles
+/// that read global memory after it in its block, by copies they issue or
+/// loads of their own (a role that only reads ring stages is ordered after
+/// the copies by the ring's barriers).
+static void planFlagWaits(KernelOp kernel, KernelPlan &plan) {
+  kernel.walk([&](WaitOp wait) {
+    FlagWaitPlan f;
+    f.wait = wait;
+    for (auto [r, role] : llvm::enumerate(plan.roles))
+      if (role.runs.contains(wait))
+        f.owner = r;
+    for (auto [r, role] : llvm::enumerate(plan.roles)) {
+      if (r == f.owner || role.issuesMma)
+        continue;
+      bool reads = false;
+      for (Operation *op = wait->getNextNode(); op && !reads; op = op->getNextNode())
+        op->walk([&](LoadOp load) {
+          const RingPlan *ring = plan.ringOf(load);
+          reads |= role.runs.contains(load) && (!ring || ring->issuer == r);
+        });
+      if (reads)
+        f.followers.push_back(r);
+    }
+    plan.flagWaits.push_back(f);
+  });
+}
+
 const RingPlan *KernelPlan::ringOf(Operation *load) const {
   for (const RingPlan &r : rings)
     if (tile::LoadOp ringLoad = r.load; ringLoad.getOperation() == load)
@@ -765,7 +799,7 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
     role.copyOnly =
         plan.roles.size() > 1 && !seeds[r].empty() && llvm::all_of(seeds[r], [&](Operation *op) {
           const StoreRingPlan *out = plan.storeRingOf(op);
-          return plan.ringOf(op) || (out && out->issuer == r);
+          return plan.ringOf(op) || isa<WaitOp>(op) || (out && out->issuer == r);
         });
   }
   for (StoreRingPlan &ring : plan.storeRings) {
@@ -844,6 +878,7 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
       }
       plan.residents.push_back(*res);
     }
+  planFlagWaits(kernel, plan);
   SmallVector<StagePlacement> placement = planMmaOperandRings(plan, schedule);
   planSwizzledReads(plan);
   // tcgen05 operands read in place: the commit after the products frees
@@ -884,6 +919,11 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
     ring.barrierOffset = offset;
     offset += 2 * ring.depth * 8;
   }
+  for (FlagWaitPlan &f : plan.flagWaits)
+    if (!f.followers.empty()) {
+      f.progressOffset = offset;
+      offset += 8;
+    }
   plan.dynamicSharedBytes = offset;
 
   // tcgen05 accumulators: each role that runs such dots gets columns of its

@@ -101,6 +101,20 @@ struct ResidentPlan {
   int64_t columnOffset = 0, columns = 0;
 };
 
+/// A `wait` on a flag (tile.wait) whose role polls it for other roles: the
+/// role listing it spins on the flag in global memory and then counts it
+/// seen in a shared i32 at `progressOffset`; each role in `followers` (one
+/// that reads global memory after the wait: it issues copies or loads)
+/// waits there until the count reaches its own, a shared-memory read. So
+/// the flag's round trip to L2 leaves the copies' issue path, and the
+/// poller runs as far ahead as the flags allow.
+struct FlagWaitPlan {
+  tile::WaitOp wait;
+  unsigned owner = 0;
+  llvm::SmallVector<unsigned, 1> followers;
+  int64_t progressOffset = -1; // -1: no follower
+};
+
 struct RolePlan {
   std::string name;
   int64_t firstWarp = 0, numWarps = 0, regs = 0;
@@ -169,6 +183,7 @@ struct KernelPlan {
   llvm::SmallVector<RingPlan, 2> rings;
   llvm::SmallVector<StoreRingPlan, 1> storeRings;
   llvm::SmallVector<ResidentPlan, 1> residents;
+  llvm::SmallVector<FlagWaitPlan, 1> flagWaits;
   int64_t warps = 1;        // of the CTA
   int64_t layoutWarps = 1;  // warps every computing role has; tile layouts span them
   int64_t launchRegs = 0;   // per thread at launch (0: no cap)
@@ -189,6 +204,8 @@ struct KernelPlan {
     const RolePlan &rp = roles[r];
     return wgmma && rp.issuer >= 0 ? roles[rp.issuer].numWarps : rp.numWarps;
   }
+  /// The plan of `wait`, or null.
+  const FlagWaitPlan *flagWaitOf(mlir::Operation *wait) const;
   /// The ring that carries `load`, or null.
   const RingPlan *ringOf(mlir::Operation *load) const;
   /// The store ring that carries `store`, or null.

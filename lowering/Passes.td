@@ -284,7 +284,11 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
     Every `tile.kernel` becomes an `llvm.func` with `nvvm.kernel`, one CTA of
     `32 * warps` threads per grid point (`nvvm.maxntid`); the grid axes map to
     `ctaid.x/y/z` in the scheduled order, fastest first. A single warp role
-    caps registers with `nvvm.maxnreg`. Views become `!llvm.ptr<1>` arguments
+    caps registers with `nvvm.maxnreg`. A `tile.signal` meets the CTA's
+    threads and releases its flag at GPU scope; a `tile.wait` polls its flag
+    relaxed and then fences (acquire), and when the schedule gives it a role
+    of its own, counts it passed in shared memory, where the roles reading
+    after it wait. Views become `!llvm.ptr<1>` arguments
     (`noalias`, `align 16`, and `readonly` for `in` views, which lets loads use
     the read-only path) indexed row-major from the runtime dims, passed as
     `i64`.

@@ -122,6 +122,8 @@ Value OpPlan::toJson() const {
     Value q = Value::obj();
     q.set("kernel", Value::str(launch.kernel));
     q.set("args", Value::nums(launch.args));
+    if (launch.overlap)
+      q.set("overlap", Value::flag(true));
     l.array.push_back(q);
   }
   v.set("launches", l);
@@ -171,6 +173,11 @@ bool OpPlan::fromJson(const Value &v, OpPlan &out, std::string &error) {
         return false;
       }
       l.args.push_back(i);
+    }
+    if ((g = q.get("overlap"))) {
+      if (!manifestField(g, Value::Bool, "launches[].overlap", error))
+        return false;
+      l.overlap = g->boolean;
     }
     out.launches.push_back(l);
   }

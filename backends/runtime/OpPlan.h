@@ -23,6 +23,10 @@ struct OpPlan {
     /// Per kernel parameter: an op parameter (index >= 0) or scratch tensor
     /// `-1 - index`.
     std::vector<int64_t> args;
+    /// Launched beside the launch before it (a second, high-priority
+    /// stream), not after it; it waits on flags for what it reads. A runner
+    /// may also launch it after: the flags are set by then.
+    bool overlap = false;
   };
   /// `dim name = align(of, multiple)`: `of` rounded up to a multiple.
   struct AlignedDim {

@@ -991,6 +991,43 @@ SVal Emitter::builtin(const Expr &e, bool &handled) {
     none.kind = SVal::Shape; // a statement value: nothing to use
     return none;
   }
+  if (fn == "signal" || fn == "wait") {
+    if (!arity(2, 2, {}))
+      return {};
+    SVal s = eval(*pos[0]);
+    if (!s.ok())
+      return {};
+    if (s.kind != SVal::Slice || llvm::any_of(s.window, [](int64_t w) { return w != 1; }) ||
+        !s.keep.empty())
+      return error(pos[0]->pos,
+                   fn + "() needs one element of an i32 tensor like ready[c, hv] first, got " +
+                       describe(s));
+    auto view = cast<tl::ViewType>(s.v.getType());
+    if (!view.getElementType().isInteger(32))
+      return error(pos[0]->pos, fn + "() needs an i32 tensor for its flags; '" + s.name +
+                                    "' holds " + typeName(view.getElementType()));
+    SVal v = eval(*pos[1]);
+    if (!v.ok())
+      return {};
+    if (v.kind == SVal::Tile && tileTy(v.v).getRank() != 0)
+      return error(pos[1]->pos, fn + "() sets or awaits one value, got " + typeName(v.v.getType()));
+    Value t = toTile(v, b.getI32Type(), {}, pos[1]->pos);
+    if (!t)
+      return {};
+    Operation *op;
+    if (fn == "signal")
+      op = tl::SignalOp::create(b, loc(e.pos), t, s.v, s.starts);
+    else
+      op = tl::WaitOp::create(b, loc(e.pos), t, s.v, s.starts);
+    std::string id = fn + "." + s.name;
+    for (int n = 2; usedIds.count(id); ++n)
+      id = fn + "." + s.name + "." + std::to_string(n);
+    usedIds.insert(id);
+    op->setAttr(tl::kOpIdAttr, b.getStringAttr(id));
+    SVal none;
+    none.kind = SVal::Shape; // a statement value: nothing to use
+    return none;
+  }
   if (fn == "zeros" || fn == "full") {
     bool full = fn == "full";
     if (!arity(full ? 3 : 2, full ? 3 : 2, {}))

@@ -96,6 +96,11 @@ struct Schedule {
   std::string residentKey;
   int64_t smemBudget = 0, tmemBudget = 0, regBudget = 0;
   SrcPos smemPos, tmemPos, regPos;
+  /// A kernel of an op launched beside the launch before it (a second,
+  /// high-priority stream) instead of after it: it must `wait` for what it
+  /// reads from that kernel, which `signal`s it.
+  bool overlap = false;
+  SrcPos overlapPos;
   /// For an op of several kernels: one schedule per kernel named under
   /// `kernels:` (its `op` is the kernel). Each starts from this schedule's
   /// target, params, warps, mma, persistent and budgets; grid, roles,

@@ -120,22 +120,30 @@ bool kiln::applySchedule(const Schedule &s, KernelOp kernel, llvm::raw_ostream &
       }
     }
   if (s.roles.size() > 1) {
-    // Stores have effects: exactly one role must own each.
+    // Stores, signals and waits have effects: exactly one role must own
+    // each.
     std::set<std::string> owned;
     for (const Role &r : s.roles)
       for (const Named &op : r.ops)
         owned.insert(op.name);
-    // In program order, so the first unowned store is the one named.
-    std::string unowned;
-    kernel.walk([&](StoreOp store) {
-      auto id = store->getAttrOfType<StringAttr>(kOpIdAttr);
-      if (unowned.empty() && id && !owned.count(id.str()))
+    // In program order, so the first unowned one is the one named.
+    std::string unowned, what;
+    kernel.walk([&](Operation *op) {
+      if (!isa<StoreOp, SignalOp, WaitOp>(op))
+        return;
+      auto id = op->getAttrOfType<StringAttr>(kOpIdAttr);
+      if (unowned.empty() && id && !owned.count(id.str())) {
         unowned = id.str();
+        what = isa<StoreOp>(op) ? "store" : isa<WaitOp>(op) ? "wait" : "signal";
+      }
     });
     if (!unowned.empty()) {
-      errs << s.diag(s.roles[0].name.pos, "store '" + unowned +
-                                              "' is in no role; with several roles each store " +
-                                              "must be listed under the role that writes it");
+      std::string whose = what == "wait" ? "that reads after it (or a role of its own that polls "
+                                           "the flag for the others)"
+                                         : "that writes it";
+      errs << s.diag(s.roles[0].name.pos, what + " '" + unowned + "' is in no role; with several " +
+                                              "roles each " + what +
+                                              " must be listed under the role " + whose);
       return false;
     }
     for (const Pipeline &p : s.pipelines)

@@ -255,9 +255,19 @@ void parse(const YAML::Node &root, Schedule &s) {
       k.op = {it->first.Scalar(), posOf(it->first)};
       onlyKeys(it->second,
                {"grid", "warps", "persistent", "mma", "swizzle", "mn_major", "roles", "pipelines",
-                "layouts", "budgets", "tensor_memory", "registers"},
+                "layouts", "budgets", "tensor_memory", "registers", "overlap"},
                "the section of kernel '" + k.op.name + "'");
       parseKernelKeys(it->second, k);
+      if (YAML::Node n = it->second["overlap"]) {
+        k.overlapPos = posOf(n);
+        std::string v = scalar(n, "overlap");
+        if (v != "true" && v != "false")
+          throw Reject{k.overlapPos, "overlap must be true or false, got '" + v + "'"};
+        if (!s.target->isGpu && v == "true")
+          throw Reject{k.overlapPos, "target " + s.target->name +
+                                         " runs an op's kernels one after another: no overlap"};
+        k.overlap = v == "true";
+      }
       s.sections.push_back(std::move(k));
     }
   }
