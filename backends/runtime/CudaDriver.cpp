@@ -45,6 +45,10 @@ bool load() {
       bind(lib, d.eventElapsedTime, "cuEventElapsedTime") &&
       bind(lib, d.eventDestroy, "cuEventDestroy_v2") &&
       bind(lib, d.getErrorString, "cuGetErrorString") &&
+      bind(lib, d.ctxGetStreamPriorityRange, "cuCtxGetStreamPriorityRange") &&
+      bind(lib, d.streamCreateWithPriority, "cuStreamCreateWithPriority") &&
+      bind(lib, d.streamWaitEvent, "cuStreamWaitEvent") &&
+      bind(lib, d.streamDestroy, "cuStreamDestroy_v2") &&
       bind(lib, d.tensorMapEncodeTiled, "cuTensorMapEncodeTiled");
   if (!ok)
     return false;

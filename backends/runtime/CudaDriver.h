@@ -49,6 +49,10 @@ struct Driver {
   Result (*eventElapsedTime)(float *, Event, Event);
   Result (*eventDestroy)(Event);
   Result (*getErrorString)(Result, const char **);
+  Result (*ctxGetStreamPriorityRange)(int *, int *);
+  Result (*streamCreateWithPriority)(Stream *, unsigned, int);
+  Result (*streamWaitEvent)(Stream, Event, unsigned);
+  Result (*streamDestroy)(Stream);
   /// cuTensorMapEncodeTiled(map, dtype, rank, address, dims, strides (bytes,
   /// dims 1..rank-1), box, element strides, interleave, swizzle, L2
   /// promotion, OOB fill); the enums travel as ints.

@@ -84,8 +84,41 @@ GpuKernel::~GpuKernel() {
     d->moduleUnload(module);
 }
 
+int GpuKernel::multiprocessors(std::string &error) {
+  int sms = 0;
+  cuda::Device dev = 0;
+  const int kMultiprocessorCount = 16; // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+  std::string e = cuda::check(d->deviceGet(&dev, 0), "cuDeviceGet");
+  if (e.empty())
+    e = cuda::check(d->deviceGetAttribute(&sms, kMultiprocessorCount, dev), "cuDeviceGetAttribute");
+  error = e;
+  return sms;
+}
+
+bool GpuKernel::ctasOf(const KernelManifest &k, const std::vector<ArgValue> &args, int64_t &ctas,
+                       std::string &error) {
+  std::map<std::string, int64_t> dims;
+  if (!bindArguments(k.signature, args, dims, error))
+    return false;
+  ctas = 1;
+  for (const auto &expr : k.grid) {
+    int64_t g;
+    if (!evalGridExpr(expr, dims, g, error))
+      return false;
+    ctas *= std::max<int64_t>(g, 0);
+  }
+  if (k.persistent) {
+    int sms = multiprocessors(error);
+    if (!error.empty())
+      return false;
+    ctas = std::min<int64_t>(ctas, (int64_t)sms * k.persistent);
+  }
+  return true;
+}
+
 bool GpuKernel::launchOnDevice(const KernelManifest &k, cuda::Function function,
-                               const std::vector<ArgValue> &args, std::string &error) {
+                               const std::vector<ArgValue> &args, cuda::Stream stream,
+                               std::string &error) {
   std::map<std::string, int64_t> dims;
   if (!bindArguments(k.signature, args, dims, error))
     return false;
@@ -170,21 +203,14 @@ bool GpuKernel::launchOnDevice(const KernelManifest &k, cuda::Function function,
   }
   // A persistent kernel: as many CTAs as stay resident, looping over the grid.
   if (e.empty() && k.persistent) {
-    int sms = 0;
-    cuda::Device dev = 0;
-    const int kMultiprocessorCount = 16; // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
-    e = cuda::check(d->deviceGet(&dev, 0), "cuDeviceGet");
-    if (e.empty())
-      e = cuda::check(d->deviceGetAttribute(&sms, kMultiprocessorCount, dev),
-                      "cuDeviceGetAttribute");
+    int sms = multiprocessors(e);
     int64_t total = (int64_t)grid[0] * grid[1] * grid[2];
     grid[0] = (unsigned)std::min<int64_t>(total, (int64_t)sms * k.persistent);
     grid[1] = grid[2] = 1;
   }
   if (e.empty())
     e = cuda::check(d->launchKernel(function, grid[0], grid[1], grid[2], (unsigned)k.threads, 1, 1,
-                                    (unsigned)k.dynamicSharedBytes, nullptr, params.data(),
-                                    nullptr),
+                                    (unsigned)k.dynamicSharedBytes, stream, params.data(), nullptr),
                     "cuLaunchKernel");
   if (!e.empty()) {
     error = e + " (kernel '" + k.entry + "')";
@@ -224,12 +250,37 @@ bool GpuKernel::launch(const std::vector<ArgValue> &args, std::string &error,
     // A zero-sized view still needs a non-null pointer to bind; it is never read.
     onDevice[i].data = ptr ? (void *)(uintptr_t)ptr : args[i].data;
   }
+  // Two streams: one for the launches in order, one of high priority for a
+  // launch beside the one before it. Both blocking (flags 0): the copies
+  // and scratch fills, on the legacy default stream, finish before either
+  // runs a kernel, and the two streams' kernels still run side by side.
+  cuda::Stream mainStream = nullptr, sideStream = nullptr;
+  int leastPriority = 0, greatestPriority = 0;
+  const unsigned kStreamFlags = 0; // CU_STREAM_DEFAULT: see above
+  if (e.empty())
+    e = cuda::check(d->ctxGetStreamPriorityRange(&leastPriority, &greatestPriority),
+                    "cuCtxGetStreamPriorityRange");
+  if (e.empty())
+    e = cuda::check(d->streamCreateWithPriority(&mainStream, kStreamFlags, leastPriority),
+                    "cuStreamCreateWithPriority");
+  if (e.empty())
+    e = cuda::check(d->streamCreateWithPriority(&sideStream, kStreamFlags, greatestPriority),
+                    "cuStreamCreateWithPriority");
+  std::vector<cuda::Event> events; // destroyed at the end
+  auto ok = [](cuda::Result r, const char *what, std::string &err) {
+    err = cuda::check(r, what);
+    return err.empty();
+  };
+  auto event = [&](unsigned flags, cuda::Event &ev, std::string &err) {
+    ev = nullptr;
+    if (!ok(d->eventCreate(&ev, flags), "cuEventCreate", err))
+      return false;
+    events.push_back(ev);
+    return true;
+  };
   cuda::Event start = nullptr, stop = nullptr;
-  if (e.empty() && milliseconds) {
-    d->eventCreate(&start, 0);
-    d->eventCreate(&stop, 0);
-    d->eventRecord(start, nullptr);
-  }
+  if (e.empty() && milliseconds && event(0, start, e) && event(0, stop, e))
+    ok(d->eventRecord(start, mainStream), "cuEventRecord", e);
   if (e.empty() && m.isOp()) {
     auto scratch = [&](const ParamInfo &, size_t n, ArgValue &out, std::string &err) {
       cuda::DevicePtr ptr = 0;
@@ -239,22 +290,40 @@ bool GpuKernel::launch(const std::vector<ArgValue> &args, std::string &error,
       out.data = (void *)(uintptr_t)ptr;
       return err.empty();
     };
+    // A launch marked `overlap` starts where the launch before it starts:
+    // each launch on the main stream is preceded by an event the next may
+    // wait on. Only while its CTAs leave an SM free (waiting CTAs must not
+    // keep the ones that set their flags from starting); otherwise it runs
+    // in order, its flags set by then.
+    const unsigned kDisableTiming = 2; // CU_EVENT_DISABLE_TIMING
+    int sms = e.empty() ? multiprocessors(e) : 0;
+    cuda::Event before = nullptr; // recorded before the last launch on the main stream
     auto step = [&](size_t i, const std::vector<ArgValue> &kargs, std::string &err) {
-      return launchOnDevice(m.kernels[i], functions[i], kargs, err);
+      int64_t ctas = 0;
+      bool beside = i > 0 && m.plan.launches[i].overlap;
+      if (beside && !ctasOf(m.kernels[i], kargs, ctas, err))
+        return false;
+      if (!beside || ctas >= sms)
+        return event(kDisableTiming, before, err) &&
+               ok(d->eventRecord(before, mainStream), "cuEventRecord", err) &&
+               launchOnDevice(m.kernels[i], functions[i], kargs, mainStream, err);
+      cuda::Event done = nullptr;
+      return event(kDisableTiming, done, err) &&
+             ok(d->streamWaitEvent(sideStream, before, 0), "cuStreamWaitEvent", err) &&
+             launchOnDevice(m.kernels[i], functions[i], kargs, sideStream, err) &&
+             ok(d->eventRecord(done, sideStream), "cuEventRecord", err) &&
+             ok(d->streamWaitEvent(mainStream, done, 0), "cuStreamWaitEvent", err);
     };
-    runOpPlan(m.plan, onDevice, scratch, step, e);
+    if (e.empty())
+      runOpPlan(m.plan, onDevice, scratch, step, e);
   } else if (e.empty()) {
-    launchOnDevice(m, functions[0], onDevice, e);
+    launchOnDevice(m, functions[0], onDevice, mainStream, e);
   }
-  if (e.empty() && milliseconds) {
-    d->eventRecord(stop, nullptr);
-    d->eventSynchronize(stop);
-    float ms = 0;
-    d->eventElapsedTime(&ms, start, stop);
+  float ms = 0;
+  if (e.empty() && milliseconds && ok(d->eventRecord(stop, mainStream), "cuEventRecord", e) &&
+      ok(d->eventSynchronize(stop), "cuEventSynchronize", e) &&
+      ok(d->eventElapsedTime(&ms, start, stop), "cuEventElapsedTime", e))
     *milliseconds = ms;
-    d->eventDestroy(start);
-    d->eventDestroy(stop);
-  }
   if (e.empty())
     e = cuda::check(d->ctxSynchronize(), "kernel execution");
   for (size_t i = 0; e.empty() && i < args.size(); ++i) {
@@ -264,6 +333,11 @@ bool GpuKernel::launch(const std::vector<ArgValue> &args, std::string &error,
           d->memcpyDtoH(args[i].data, (cuda::DevicePtr)(uintptr_t)onDevice[i].data, bytes[i]),
           "cuMemcpyDtoH");
   }
+  for (cuda::Event ev : events)
+    d->eventDestroy(ev);
+  for (cuda::Stream st : {mainStream, sideStream})
+    if (st)
+      d->streamDestroy(st);
   for (cuda::DevicePtr ptr : owned)
     d->memFree(ptr);
   if (!e.empty()) {

@@ -19,7 +19,9 @@ public:
 
   /// Copies the tensors to the device, launches once (an op: allocates its
   /// scratch, filled with 0xff bytes so that unwritten reads show as NaN,
-  /// and launches its kernels in order), copies `out` and `inout` views
+  /// and launches its kernels in order, or one marked `overlap` beside the
+  /// launch before it on a second, high-priority stream while its CTAs
+  /// leave an SM free), copies `out` and `inout` views
   /// back. Checks every argument against the signature first and every
   /// driver call after; `milliseconds` gets the kernels' time.
   bool launch(const std::vector<ArgValue> &args, std::string &error,
@@ -27,9 +29,16 @@ public:
   const KernelManifest &manifest() const { return m; }
 
 private:
-  /// Launches one kernel on arguments whose `data` are device pointers.
+  /// The CTAs one kernel launches on these arguments (0: an empty grid).
+  bool ctasOf(const KernelManifest &k, const std::vector<ArgValue> &args, int64_t &ctas,
+              std::string &error);
+  /// Launches one kernel on `stream` on arguments whose `data` are device
+  /// pointers.
   bool launchOnDevice(const KernelManifest &k, cuda::Function f,
-                      const std::vector<ArgValue> &deviceArgs, std::string &error);
+                      const std::vector<ArgValue> &deviceArgs, cuda::Stream stream,
+                      std::string &error);
+  /// The SMs of the device.
+  int multiprocessors(std::string &error);
 
   KernelManifest m;
   const cuda::Driver *d = nullptr;
