@@ -278,9 +278,14 @@ bool GpuKernel::launch(const std::vector<ArgValue> &args, std::string &error,
     events.push_back(ev);
     return true;
   };
+  // The time runs from the first kernel's launch: the scratch fills before
+  // it are not the op's work.
   cuda::Event start = nullptr, stop = nullptr;
-  if (e.empty() && milliseconds && event(0, start, e) && event(0, stop, e))
-    ok(d->eventRecord(start, mainStream), "cuEventRecord", e);
+  if (e.empty() && milliseconds)
+    event(0, start, e) && event(0, stop, e);
+  auto startClock = [&](std::string &err) {
+    return !start || ok(d->eventRecord(start, mainStream), "cuEventRecord", err);
+  };
   if (e.empty() && m.isOp()) {
     auto scratch = [&](const ParamInfo &, size_t n, ArgValue &out, std::string &err) {
       cuda::DevicePtr ptr = 0;
@@ -299,6 +304,8 @@ bool GpuKernel::launch(const std::vector<ArgValue> &args, std::string &error,
     int sms = e.empty() ? multiprocessors(e) : 0;
     cuda::Event before = nullptr; // recorded before the last launch on the main stream
     auto step = [&](size_t i, const std::vector<ArgValue> &kargs, std::string &err) {
+      if (i == 0 && !startClock(err))
+        return false;
       int64_t ctas = 0;
       bool beside = i > 0 && m.plan.launches[i].overlap;
       if (beside && !ctasOf(m.kernels[i], kargs, ctas, err))
@@ -316,7 +323,7 @@ bool GpuKernel::launch(const std::vector<ArgValue> &args, std::string &error,
     };
     if (e.empty())
       runOpPlan(m.plan, onDevice, scratch, step, e);
-  } else if (e.empty()) {
+  } else if (e.empty() && startClock(e)) {
     launchOnDevice(m, functions[0], onDevice, mainStream, e);
   }
   float ms = 0;

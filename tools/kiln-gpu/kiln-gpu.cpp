@@ -10,6 +10,7 @@
 #include "backends/runtime/GpuLauncher.h"
 #include "ops/Harness.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -22,11 +23,15 @@ static const char *kUsage = R"(kiln-gpu - run a compiled Kiln kernel on the GPU 
 usage:
   kiln-gpu run MANIFEST.json [--dims NAME=N,...] [--seed N] [--skip FRACTION]
                [--saturate-gates] [--slow-gates] [--seqlens L,...]
-               [--no-initial-state]
+               [--no-initial-state] [--repeat N]
       Loads the cubin the manifest names, runs the op on fresh random inputs
       (outputs poisoned with NaN first) and checks every output against the
       op's float64 golden reference. Exits 0 when all pass, 1 when any fails,
-      2 on bad input or when no GPU is present.
+      2 on bad input or when no GPU is present. --repeat N launches it N
+      times on the same inputs (the outputs of the last are checked) and
+      reports the median kernel time of the warm launches too: from the
+      first kernel's start to the last one's end, copies and scratch fills
+      left out.
 )";
 
 static int usage(const std::string &msg, int arg) {
@@ -46,8 +51,18 @@ int main(int argc, char **argv) {
     return usage("expected 'run MANIFEST.json'", argc < 2 ? -1 : 1);
   std::string manifestPath = argv[2];
   RunConfig cfg;
+  int repeat = 1;
   for (int i = 3; i < argc; ++i) {
     std::string error;
+    if (!std::strcmp(argv[i], "--repeat")) {
+      char *end = nullptr;
+      long n = i + 1 < argc ? std::strtol(argv[i + 1], &end, 10) : 0;
+      if (i + 1 >= argc || *end || n < 1 || n > 100000)
+        return usage("--repeat needs a count in [1, 100000]", i + 1 < argc ? i + 1 : i);
+      repeat = (int)n;
+      ++i;
+      continue;
+    }
     if (!parseRunOption(argc, argv, i, cfg, error))
       return usage("unknown argument '" + std::string(argv[i]) + "'", i);
     if (!error.empty())
@@ -66,9 +81,14 @@ int main(int argc, char **argv) {
     return 2;
   }
   harness->completeConfig(cfg, m.consts, m.roundedOperands);
-  double ms = 0;
+  std::vector<double> ms;
   Launcher launch = [&](const std::vector<ArgValue> &args, std::string &err) {
-    return kernel->launch(args, err, &ms);
+    for (int r = 0; r < repeat; ++r) {
+      ms.push_back(0);
+      if (!kernel->launch(args, err, &ms.back()))
+        return false;
+    }
+    return true;
   };
   std::vector<CheckResult> checks;
   if (!harness->run(cfg, launch, checks, error)) {
@@ -76,7 +96,17 @@ int main(int argc, char **argv) {
     return 2;
   }
   std::string dims = describeShape(cfg);
-  std::printf("%s (%s, %s) %s seed %llu: kernel %.3f ms (cold, one launch)\n", m.entry.c_str(),
-              m.schedule.c_str(), m.target.c_str(), dims.c_str(), (unsigned long long)cfg.seed, ms);
+  std::string warm;
+  if (ms.size() > 1) {
+    std::vector<double> later(ms.begin() + 1, ms.end());
+    std::sort(later.begin(), later.end());
+    char buf[96];
+    std::snprintf(buf, sizeof buf, ", median %.3f ms of %zu warm launches", later[later.size() / 2],
+                  later.size());
+    warm = buf;
+  }
+  std::printf("%s (%s, %s) %s seed %llu: kernel %.3f ms (cold, one launch)%s\n", m.entry.c_str(),
+              m.schedule.c_str(), m.target.c_str(), dims.c_str(), (unsigned long long)cfg.seed,
+              ms.empty() ? 0.0 : ms.front(), warm.c_str());
   return printChecks(checks) ? 0 : 1;
 }
