@@ -240,6 +240,34 @@ TEST_CASE("an op's manifest carries its launch plan and one manifest per kernel"
   CHECK(error == "launch of 'gdn_prefill_segments' names an argument the op does not have");
 }
 
+TEST_CASE("an op's manifest marks the launch that runs beside the one before it",
+          "[runtime][ptx][op]") {
+  auto ctx = makeContext();
+  Compiled c;
+  GpuBuild build;
+  std::string errText;
+  llvm::raw_string_ostream errs(errText);
+  std::string root = KILN_SOURCE_DIR;
+  REQUIRE(compileOp(*ctx, root + "/ops/gdn/prefill.tile",
+                    root + "/ops/gdn/schedules/prefill_split_sm_90a_overlap.yaml", {}, c, errs));
+  REQUIRE(buildForGpu(c, /*assemble=*/false, build, errs));
+  const KernelManifest &m = build.manifest;
+  std::vector<std::string> beside;
+  for (const OpPlan::Launch &l : m.plan.launches)
+    if (l.overlap)
+      beside.push_back(l.kernel);
+  CHECK(beside == std::vector<std::string>{"gdn_prefill_scan_pv"});
+  KernelManifest back;
+  std::string error;
+  REQUIRE(KernelManifest::fromJson(m.toJson(), back, error));
+  CHECK(json::print(back.toJson()) == json::print(m.toJson()));
+  // The flag is a boolean.
+  json::Value bad = m.toJson();
+  const_cast<json::Value &>(*bad.get("launches")).array[2].set("overlap", json::Value::num(1));
+  CHECK_FALSE(KernelManifest::fromJson(bad, back, error));
+  CHECK(error.find("launches[].overlap") != std::string::npos);
+}
+
 TEST_CASE("runOpPlan allocates scratch from the op's dims and launches in order", "[runtime][op]") {
   OpPlan plan;
   plan.signature.name = "two_pass";
