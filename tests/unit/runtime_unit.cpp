@@ -192,18 +192,26 @@ TEST_CASE("a TMA schedule's manifest carries its tensor maps and ring memory", "
   CHECK(back.tensorMaps[0].swizzle == 128);
 }
 
-TEST_CASE("an op's manifest carries its launch plan and one manifest per kernel",
-          "[runtime][ptx][op]") {
+/// The manifest of the bundled prefill op under one of its sm_90a schedules
+/// (compiled, not assembled).
+static KernelManifest prefillOpManifest(const std::string &schedule) {
   auto ctx = makeContext();
   Compiled c;
   GpuBuild build;
   std::string errText;
   llvm::raw_string_ostream errs(errText);
   std::string root = KILN_SOURCE_DIR;
-  REQUIRE(compileOp(*ctx, root + "/ops/gdn/prefill.tile",
-                    root + "/ops/gdn/schedules/prefill_split_sm_90a_wgmma.yaml", {}, c, errs));
-  REQUIRE(buildForGpu(c, /*assemble=*/false, build, errs));
-  const KernelManifest &m = build.manifest;
+  bool ok = compileOp(*ctx, root + "/ops/gdn/prefill.tile",
+                      root + "/ops/gdn/schedules/" + schedule + ".yaml", {}, c, errs) &&
+            buildForGpu(c, /*assemble=*/false, build, errs);
+  INFO(errText);
+  REQUIRE(ok);
+  return build.manifest;
+}
+
+TEST_CASE("an op's manifest carries its launch plan and one manifest per kernel",
+          "[runtime][ptx][op]") {
+  KernelManifest m = prefillOpManifest("prefill_split_sm_90a_wgmma");
   REQUIRE(m.isOp());
   CHECK(m.entry == "gdn_prefill_split");
   CHECK(m.mma == "wgmma");
@@ -242,16 +250,7 @@ TEST_CASE("an op's manifest carries its launch plan and one manifest per kernel"
 
 TEST_CASE("an op's manifest marks the launch that runs beside the one before it",
           "[runtime][ptx][op]") {
-  auto ctx = makeContext();
-  Compiled c;
-  GpuBuild build;
-  std::string errText;
-  llvm::raw_string_ostream errs(errText);
-  std::string root = KILN_SOURCE_DIR;
-  REQUIRE(compileOp(*ctx, root + "/ops/gdn/prefill.tile",
-                    root + "/ops/gdn/schedules/prefill_split_sm_90a_overlap.yaml", {}, c, errs));
-  REQUIRE(buildForGpu(c, /*assemble=*/false, build, errs));
-  const KernelManifest &m = build.manifest;
+  KernelManifest m = prefillOpManifest("prefill_split_sm_90a_overlap");
   std::vector<std::string> beside;
   for (const OpPlan::Launch &l : m.plan.launches)
     if (l.overlap)
