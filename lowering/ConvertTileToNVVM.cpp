@@ -253,6 +253,14 @@ static bool readsMemoryIn(Value v, Region *region, int depth = 8) {
                       [&](Value operand) { return readsMemoryIn(operand, region, depth - 1); });
 }
 
+Value GpuKernelLowering::elementAddress(const ViewInfo &vi, ArrayRef<Value> indices, Type elem) {
+  Value offset = cIndex(0);
+  for (auto [d, index] : llvm::enumerate(indices))
+    offset = add(offset, mul(index, vi.strides[d]));
+  Value off64 = arith::IndexCastOp::create(b, loc(), b.getI64Type(), offset);
+  return LLVM::GEPOp::create(b, loc(), vi.ptr.getType(), elem, vi.ptr, ValueRange{off64});
+}
+
 LogicalResult GpuKernelLowering::lowerAccess(const ViewInfo &vi, ArrayRef<Value> starts,
                                              ArrayRef<Value> floors, ArrayRef<Value> limits,
                                              ArrayRef<int64_t> keep, bool masked, Value tile,
@@ -265,20 +273,16 @@ LogicalResult GpuKernelLowering::lowerAccess(const ViewInfo &vi, ArrayRef<Value>
     Value off64 = arith::IndexCastOp::create(b, loc(), b.getI64Type(), offset);
     return LLVM::GEPOp::create(b, loc(), ptrType, elem, ptr, ValueRange{off64});
   };
-  auto gep = [&](Value offset) { return gepFrom(vi.ptr, offset); };
 
   if (tileType.getRank() == 0) {
-    Value offset = cIndex(0);
-    for (unsigned d = 0; d < starts.size(); ++d)
-      offset = add(offset, mul(starts[d], vi.strides[d]));
+    Value at = elementAddress(vi, starts, elem);
     if (isLoad) {
-      Value v =
-          LLVM::LoadOp::create(b, loc(), elem, gep(offset), elemBytes, false, false, vi.readOnly);
+      Value v = LLVM::LoadOp::create(b, loc(), elem, at, elemBytes, false, false, vi.readOnly);
       regs[tile] = {v};
     } else {
       OpBuilder::InsertionGuard guard(b);
       enterLeaderOnly();
-      LLVM::StoreOp::create(b, loc(), regs[tile][0], gep(offset), elemBytes);
+      LLVM::StoreOp::create(b, loc(), regs[tile][0], at, elemBytes);
     }
     return success();
   }

@@ -13,13 +13,9 @@ using namespace kiln::tile;
 
 namespace kiln::nvvm {
 
+/// The flag's address: one i32 element of the view.
 Value GpuKernelLowering::flagAddress(Value view, ValueRange indices) {
-  const ViewInfo &vi = views[view];
-  Value offset = cIndex(0);
-  for (auto [d, index] : llvm::enumerate(indices))
-    offset = add(offset, mul(map.lookup(index), vi.strides[d]));
-  Value off64 = arith::IndexCastOp::create(b, loc(), b.getI64Type(), offset);
-  return LLVM::GEPOp::create(b, loc(), vi.ptr.getType(), b.getI32Type(), vi.ptr, ValueRange{off64});
+  return elementAddress(views[view], mapped(indices), b.getI32Type());
 }
 
 static void inlinePtx(OpBuilder &b, Location loc, StringRef text, StringRef constraints,

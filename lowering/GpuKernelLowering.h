@@ -238,6 +238,8 @@ private:
   Value sharedAddress(int64_t byteOffset);
   /// The global address of a flag: one element of a view.
   Value flagAddress(Value view, ValueRange indices);
+  /// The address of element `indices` (mapped values) of a view.
+  Value elementAddress(const ViewInfo &vi, ArrayRef<Value> indices, Type elem);
   /// A store handed to another role: its writer fills a stage, its copier
   /// copies the stage out row by row.
   LogicalResult lowerRingStore(const StoreRingPlan &ring, StoreOp store);

@@ -627,7 +627,7 @@ const FlagWaitPlan *KernelPlan::flagWaitOf(Operation *wait) const {
   return nullptr;
 }
 
-/// Each wait's owner (the role that runs it) and followers: the other roles
+/// Each wait's followers: the roles other than the one that runs it
 /// that read global memory after it in its block, by copies they issue or
 /// loads of their own (a role that only reads ring stages is ordered after
 /// the copies by the ring's barriers).
@@ -635,11 +635,8 @@ static void planFlagWaits(KernelOp kernel, KernelPlan &plan) {
   kernel.walk([&](WaitOp wait) {
     FlagWaitPlan f;
     f.wait = wait;
-    for (auto [r, role] : llvm::enumerate(plan.roles))
-      if (role.runs.contains(wait))
-        f.owner = r;
     for (auto [r, role] : llvm::enumerate(plan.roles)) {
-      if (r == f.owner || role.issuesMma)
+      if (role.runs.contains(wait) || role.issuesMma)
         continue;
       bool reads = false;
       for (Operation *op = wait->getNextNode(); op && !reads; op = op->getNextNode())

@@ -110,7 +110,6 @@ struct ResidentPlan {
 /// poller runs as far ahead as the flags allow.
 struct FlagWaitPlan {
   tile::WaitOp wait;
-  unsigned owner = 0;
   llvm::SmallVector<unsigned, 1> followers;
   int64_t progressOffset = -1; // -1: no follower
 };

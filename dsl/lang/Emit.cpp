@@ -366,8 +366,11 @@ private:
     if (!v || !v.getDefiningOp() || !isa<tl::TileDialect>(v.getDefiningOp()->getDialect()))
       return;
     Operation *op = v.getDefiningOp();
-    if (op->hasAttr(tl::kOpIdAttr))
-      return;
+    if (!op->hasAttr(tl::kOpIdAttr))
+      setUniqueId(op, name);
+  }
+  /// Names `op` `name`, or `name.2`, `name.3`... when the kernel has one.
+  void setUniqueId(Operation *op, const std::string &name) {
     std::string id = name;
     for (int n = 2; usedIds.count(id); ++n)
       id = name + "." + std::to_string(n);
@@ -982,11 +985,7 @@ SVal Emitter::builtin(const Expr &e, bool &handled) {
     auto op = tl::StoreOp::create(b, loc(e.pos), t, s.v, s.starts, floorsOf(s, b, loc(e.pos)),
                                   s.limits, b.getDenseI64ArrayAttr(s.window),
                                   b.getDenseI64ArrayAttr(s.keep), s.masked);
-    std::string id = "store." + s.name;
-    for (int n = 2; usedIds.count(id); ++n)
-      id = "store." + s.name + "." + std::to_string(n);
-    usedIds.insert(id);
-    op->setAttr(tl::kOpIdAttr, b.getStringAttr(id));
+    setUniqueId(op, "store." + s.name);
     SVal none;
     none.kind = SVal::Shape; // a statement value: nothing to use
     return none;
@@ -1019,11 +1018,7 @@ SVal Emitter::builtin(const Expr &e, bool &handled) {
       op = tl::SignalOp::create(b, loc(e.pos), t, s.v, s.starts);
     else
       op = tl::WaitOp::create(b, loc(e.pos), t, s.v, s.starts);
-    std::string id = fn + "." + s.name;
-    for (int n = 2; usedIds.count(id); ++n)
-      id = fn + "." + s.name + "." + std::to_string(n);
-    usedIds.insert(id);
-    op->setAttr(tl::kOpIdAttr, b.getStringAttr(id));
+    setUniqueId(op, fn + "." + s.name);
     SVal none;
     none.kind = SVal::Shape; // a statement value: nothing to use
     return none;

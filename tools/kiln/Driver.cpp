@@ -29,6 +29,68 @@ std::unique_ptr<MLIRContext> kiln::makeContext() {
   return ctx;
 }
 
+/// Whether `kernel` has an op of type T.
+template <typename T> static bool hasOp(tile::KernelOp kernel) {
+  return kernel->walk([](T) { return WalkResult::interrupt(); }).wasInterrupted();
+}
+
+/// A kernel launched beside the one before it (`overlap: true`) reads what
+/// that one writes only after flags say so: it must wait, and the one before
+/// must signal. Flags cost nothing where nothing runs beside: a kernel of
+/// `keep` keeps its waits only if it is launched beside the launch before
+/// it, its signals only if a launch after it is.
+static bool placeFlags(const Schedule &sched, tile::HostOp op, llvm::ArrayRef<tile::KernelOp> keep,
+                       llvm::raw_ostream &errs) {
+  llvm::SmallVector<llvm::StringRef> order;
+  if (op)
+    op.walk([&](tile::LaunchOp l) { order.push_back(l.getKernel()); });
+  auto kernelNamed = [&](llvm::StringRef name) {
+    for (tile::KernelOp k : keep)
+      if (k.getSymName() == name)
+        return k;
+    return tile::KernelOp();
+  };
+  llvm::StringSet<> beside, signalling;
+  for (const Schedule &section : sched.sections) {
+    if (!section.overlap)
+      continue;
+    if (!op) {
+      errs << sched.diag(section.overlapPos, "overlap is for a kernel an op launches after "
+                                             "another; the schedule is for a kernel alone");
+      return false;
+    }
+    auto at = llvm::find(order, section.op.name);
+    std::string why;
+    if (at == order.begin())
+      why = "it is the op's first launch: there is no launch to run beside";
+    else if (!hasOp<tile::WaitOp>(kernelNamed(section.op.name)))
+      why = "it waits on no flag: wait(flags[...], value) before what it reads from '" +
+            at[-1].str() + "'";
+    else if (!hasOp<tile::SignalOp>(kernelNamed(at[-1])))
+      why = "'" + at[-1].str() + "', launched before it, signals no flag";
+    if (!why.empty()) {
+      errs << sched.diag(section.overlapPos,
+                         "kernel '" + section.op.name + "' cannot overlap: " + why);
+      return false;
+    }
+    beside.insert(section.op.name);
+  }
+  for (auto [i, name] : llvm::enumerate(order))
+    if (i + 1 < order.size() && beside.contains(order[i + 1]))
+      signalling.insert(name);
+  for (tile::KernelOp k : keep) {
+    llvm::SmallVector<Operation *> dead;
+    k.walk([&](Operation *o) {
+      if ((isa<tile::WaitOp>(o) && !beside.contains(k.getSymName())) ||
+          (isa<tile::SignalOp>(o) && !signalling.contains(k.getSymName())))
+        dead.push_back(o);
+    });
+    for (Operation *o : dead)
+      o->erase();
+  }
+  return true;
+}
+
 bool kiln::compileOp(MLIRContext &context, const std::string &tilePath,
                      const std::string &schedulePath,
                      const std::map<std::string, lang::ExternalValue> &constants, Compiled &out,
@@ -94,62 +156,8 @@ bool kiln::compileOp(MLIRContext &context, const std::string &tilePath,
                              section.op.name + "' (it runs: " + list + ")");
       return false;
     }
-  // A kernel launched beside the one before it reads what that one writes
-  // only after flags say so: it must wait, and the one before must signal.
-  llvm::SmallVector<llvm::StringRef> order;
-  if (op)
-    op.walk([&](tile::LaunchOp l) { order.push_back(l.getKernel()); });
-  llvm::StringSet<> beside, signalling;
-  for (const Schedule &section : sched.sections) {
-    if (!section.overlap)
-      continue;
-    if (!op) {
-      errs << sched.diag(section.overlapPos, "overlap is for a kernel an op launches after "
-                                             "another; the schedule is for a kernel alone");
-      return false;
-    }
-    auto at = llvm::find(order, section.op.name);
-    auto kernelNamed = [&](llvm::StringRef name) {
-      for (tile::KernelOp k : keep)
-        if (k.getSymName() == name)
-          return k;
-      return tile::KernelOp();
-    };
-    std::string why;
-    if (at == order.begin())
-      why = "it is the op's first launch: there is no launch to run beside";
-    else if (!kernelNamed(section.op.name)
-                  ->walk([](tile::WaitOp) { return WalkResult::interrupt(); })
-                  .wasInterrupted())
-      why = "it waits on no flag: wait(flags[...], value) before what it reads from '" +
-            at[-1].str() + "'";
-    else if (!kernelNamed(at[-1])
-                  ->walk([](tile::SignalOp) { return WalkResult::interrupt(); })
-                  .wasInterrupted())
-      why = "'" + at[-1].str() + "', launched before it, signals no flag";
-    if (!why.empty()) {
-      errs << sched.diag(section.overlapPos,
-                         "kernel '" + section.op.name + "' cannot overlap: " + why);
-      return false;
-    }
-    beside.insert(section.op.name);
-  }
-  // Flags cost nothing where nothing runs beside: a kernel keeps its waits
-  // only if it is launched beside the launch before it, its signals only if
-  // a launch after it is.
-  for (auto [i, name] : llvm::enumerate(order))
-    if (i + 1 < order.size() && beside.contains(order[i + 1]))
-      signalling.insert(name);
-  for (tile::KernelOp k : keep) {
-    llvm::SmallVector<Operation *> dead;
-    k.walk([&](Operation *o) {
-      if ((isa<tile::WaitOp>(o) && !beside.contains(k.getSymName())) ||
-          (isa<tile::SignalOp>(o) && !signalling.contains(k.getSymName())))
-        dead.push_back(o);
-    });
-    for (Operation *o : dead)
-      o->erase();
-  }
+  if (!placeFlags(sched, op, keep, errs))
+    return false;
   for (tile::HostOp o : ops)
     if (o != op)
       o.erase();
