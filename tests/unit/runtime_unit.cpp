@@ -221,7 +221,7 @@ TEST_CASE("an op's manifest carries its launch plan and one manifest per kernel"
   CHECK(m.kernels[2].entry == "gdn_prefill_scan");
   CHECK(m.kernels[1].threads == 256);
   CHECK(m.kernels[1].dynamicSharedBytes > 0);
-  REQUIRE(m.plan.scratch.size() == 6);
+  REQUIRE(m.plan.scratch.size() == 7); // the six tensors and the flags' epoch
   CHECK(m.plan.scratch[0].name == "seg_start");
   // Every launch argument names an op parameter or a scratch tensor of the
   // type the kernel takes.
