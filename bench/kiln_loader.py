@@ -140,22 +140,28 @@ class _Entry:
     def bind(self, args):
         return _bind(self.params, self.name, args)
 
+    def _grid(self, dims):
+        """The grid launched on these dims (a persistent kernel's: its
+        resident CTAs), or None for an empty one."""
+        m = self.m
+        grid = [_grid_extent(e, dims) for e in m["grid"]] + [1] * (3 - len(m["grid"]))
+        if min(grid) <= 0:
+            return None
+        if m.get("persistent", 0):
+            grid = [min(grid[0] * grid[1] * grid[2], self.sms * m["persistent"]), 1, 1]
+        return grid
+
     def ctas(self, *args):
         """How many CTAs a call with these arguments launches."""
-        dims = self.bind(args)
-        n = 1
-        for e in self.m["grid"]:
-            n *= max(_grid_extent(e, dims), 0)
-        return min(n, self.sms * self.m["persistent"]) if self.m.get("persistent", 0) else n
+        grid = self._grid(self.bind(args))
+        return grid[0] * grid[1] * grid[2] if grid else 0
 
     def __call__(self, *args):
         dims = self.bind(args)
         m = self.m
-        grid = [_grid_extent(e, dims) for e in m["grid"]] + [1] * (3 - len(m["grid"]))
-        if min(grid) <= 0:
+        grid = self._grid(dims)
+        if grid is None:
             return
-        if m.get("persistent", 0):
-            grid = [min(grid[0] * grid[1] * grid[2], self.sms * m["persistent"]), 1, 1]
         holders = [ctypes.c_int64(dims.get(n, 0)) for n in m["dims"]]
         for p, a in zip(self.params, args):
             if p["kind"] == "view":

@@ -95,25 +95,39 @@ int GpuKernel::multiprocessors(std::string &error) {
   return sms;
 }
 
+/// The extent of each of `k`'s grid axes on `dims`, up to the first empty
+/// one (the grid is empty then: the axes after it are not evaluated).
+static bool gridExtents(const KernelManifest &k, const std::map<std::string, int64_t> &dims,
+                        std::vector<int64_t> &extents, std::string &error) {
+  extents.clear();
+  for (const auto &expr : k.grid) {
+    extents.push_back(0);
+    if (!evalGridExpr(expr, dims, extents.back(), error))
+      return false;
+    if (extents.back() <= 0)
+      break;
+  }
+  return true;
+}
+
+bool GpuKernel::residentCtas(const KernelManifest &k, int64_t &ctas, std::string &error) {
+  if (!k.persistent)
+    return true;
+  int sms = multiprocessors(error);
+  ctas = std::min<int64_t>(ctas, (int64_t)sms * k.persistent);
+  return error.empty();
+}
+
 bool GpuKernel::ctasOf(const KernelManifest &k, const std::vector<ArgValue> &args, int64_t &ctas,
                        std::string &error) {
   std::map<std::string, int64_t> dims;
-  if (!bindArguments(k.signature, args, dims, error))
+  std::vector<int64_t> extents;
+  if (!bindArguments(k.signature, args, dims, error) || !gridExtents(k, dims, extents, error))
     return false;
   ctas = 1;
-  for (const auto &expr : k.grid) {
-    int64_t g;
-    if (!evalGridExpr(expr, dims, g, error))
-      return false;
+  for (int64_t g : extents)
     ctas *= std::max<int64_t>(g, 0);
-  }
-  if (k.persistent) {
-    int sms = multiprocessors(error);
-    if (!error.empty())
-      return false;
-    ctas = std::min<int64_t>(ctas, (int64_t)sms * k.persistent);
-  }
-  return true;
+  return residentCtas(k, ctas, error);
 }
 
 bool GpuKernel::launchOnDevice(const KernelManifest &k, cuda::Function function,
@@ -126,10 +140,11 @@ bool GpuKernel::launchOnDevice(const KernelManifest &k, cuda::Function function,
     return false;
   unsigned grid[3] = {1, 1, 1};
   static const int64_t limits[3] = {2147483647, 65535, 65535};
-  for (size_t i = 0; i < k.grid.size(); ++i) {
-    int64_t g;
-    if (!evalGridExpr(k.grid[i], dims, g, error))
-      return false;
+  std::vector<int64_t> extents;
+  if (!gridExtents(k, dims, extents, error))
+    return false;
+  for (size_t i = 0; i < extents.size(); ++i) {
+    int64_t g = extents[i];
     if (g <= 0) // an empty grid: nothing to do
       return true;
     if (g > limits[i]) {
@@ -203,9 +218,9 @@ bool GpuKernel::launchOnDevice(const KernelManifest &k, cuda::Function function,
   }
   // A persistent kernel: as many CTAs as stay resident, looping over the grid.
   if (e.empty() && k.persistent) {
-    int sms = multiprocessors(e);
-    int64_t total = (int64_t)grid[0] * grid[1] * grid[2];
-    grid[0] = (unsigned)std::min<int64_t>(total, (int64_t)sms * k.persistent);
+    int64_t ctas = (int64_t)grid[0] * grid[1] * grid[2];
+    residentCtas(k, ctas, e);
+    grid[0] = (unsigned)ctas;
     grid[1] = grid[2] = 1;
   }
   if (e.empty())

@@ -29,6 +29,9 @@ public:
   const KernelManifest &manifest() const { return m; }
 
 private:
+  /// `ctas` grid points as a persistent kernel launches them: at most its
+  /// resident CTAs (unchanged for a kernel that is not persistent).
+  bool residentCtas(const KernelManifest &k, int64_t &ctas, std::string &error);
   /// The CTAs one kernel launches on these arguments (0: an empty grid).
   bool ctasOf(const KernelManifest &k, const std::vector<ArgValue> &args, int64_t &ctas,
               std::string &error);

@@ -33,6 +33,15 @@ std::string scalar(const YAML::Node &n, const std::string &what) {
   return n.Scalar();
 }
 
+/// A key that takes one of two words: whether it says `yes`.
+bool eitherWord(const YAML::Node &n, const std::string &what, const std::string &yes,
+                const std::string &no) {
+  std::string v = scalar(n, what);
+  if (v != yes && v != no)
+    throw Reject{posOf(n), what + " must be " + yes + " or " + no + ", got '" + v + "'"};
+  return v == yes;
+}
+
 int64_t integer(const YAML::Node &n, const std::string &what, int64_t lo, int64_t hi) {
   std::string s = scalar(n, what);
   char *end = nullptr;
@@ -260,13 +269,10 @@ void parse(const YAML::Node &root, Schedule &s) {
       parseKernelKeys(it->second, k);
       if (YAML::Node n = it->second["overlap"]) {
         k.overlapPos = posOf(n);
-        std::string v = scalar(n, "overlap");
-        if (v != "true" && v != "false")
-          throw Reject{k.overlapPos, "overlap must be true or false, got '" + v + "'"};
-        if (!s.target->isGpu && v == "true")
+        k.overlap = eitherWord(n, "overlap", "true", "false");
+        if (!s.target->isGpu && k.overlap)
           throw Reject{k.overlapPos, "target " + s.target->name +
                                          " runs an op's kernels one after another: no overlap"};
-        k.overlap = v == "true";
       }
       s.sections.push_back(std::move(k));
     }
@@ -316,10 +322,7 @@ void parseKernelKeys(const YAML::Node &root, Schedule &s) {
     if (!n)
       return;
     pos = posOf(n);
-    std::string v = scalar(n, key);
-    if (v != yes && v != no)
-      throw Reject{pos, std::string(key) + " must be " + yes + " or " + no + ", got '" + v + "'"};
-    out = v == yes;
+    out = eitherWord(n, key, yes, no);
     const MmaKind *kind = t.mma(s.mma.name);
     if (!kind || !kind->tensorCores)
       throw Reject{pos, std::string(key) + " " + what + ", but the mma here is '" + s.mma.name +
