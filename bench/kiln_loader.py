@@ -116,7 +116,9 @@ class _Entry:
 
     def _tensor_map(self, info, tensor):
         """A TMA descriptor (128 bytes, 64-byte aligned) over `tensor`, cached."""
-        key = (info["param"], tensor.data_ptr(), tuple(tensor.shape))
+        # A tensor may have several maps (rings with other boxes or swizzles).
+        key = (info["param"], tensor.data_ptr(), tuple(tensor.shape), tuple(info["box"]),
+               info.get("swizzle", 0))
         if key in self._maps:
             return self._maps[key]
         rank = tensor.dim()

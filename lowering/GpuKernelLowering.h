@@ -156,6 +156,15 @@ private:
   }
   /// Orders this thread's generic-proxy shared-memory writes before the
   /// async proxy's reads (tensor cores, bulk copies).
+  /// Frees a stage this role's threads read from a load in `block` (of the
+  /// tile IR): at the block's end, with the others read there.
+  void releaseReadStage(const RingPlan &ring, Value stage, Block *block);
+  /// Frees the stages read in `block`: one proxy fence, then their empty
+  /// barriers.
+  void flushReleases(Block *block);
+  /// Whether lowering `op` reads or writes global memory from this thread.
+  bool accessesGlobalMemory(Operation *op);
+  SmallVector<std::pair<Block *, Value>> releasesPending;
   void fenceAsyncProxy() {
     MLIRContext *ctx = b.getContext();
     NVVM::FenceProxyOp::create(b, loc(),
@@ -333,6 +342,8 @@ private:
     std::optional<DotPair> pair;
     Value extra; // the pair's other operand
     const RingOperand *aRing = nullptr, *bRing = nullptr, *extraRing = nullptr;
+    /// Of those, the stages this product gives back: each copy once.
+    SmallVector<const RingOperand *, 3> freed;
     bool aSwizzled = false, bSwizzled = false;
     bool bNMajor = false;
   };
@@ -452,14 +463,6 @@ private:
   /// `freed` (read in place: the products' completion frees it).
   void issueTcgen05Items(const MmaTiling &t, OperandAt a, OperandAt b, Value done,
                          const ResidentPlan *onto, ArrayRef<const RingOperand *> freed);
-  /// The ring stages a product reads in place (null where an operand is staged).
-  static SmallVector<const RingOperand *, 3> ringStagesOf(const Product &p) {
-    SmallVector<const RingOperand *, 3> out;
-    for (const RingOperand *r : {p.aRing, p.bRing, p.extraRing})
-      if (r)
-        out.push_back(r);
-    return out;
-  }
   /// Waits for the next phase of `barrier`, counting this thread's waits.
   void waitCounted(Value barrier);
   /// tcgen05: the role's warpgroups copy the product's columns to the

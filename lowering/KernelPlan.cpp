@@ -995,6 +995,26 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
              failure();
 
   // Staging areas, one per role, after the rings: roles stage concurrently.
+  // An operand a ring brings where its product reads it takes none; a
+  // resident's update keeps its whole area, where the resident's reads and
+  // writes lie (at the offsets of a product staging both operands).
+  function_ref<bool(Value)> noneInPlace = nullptr;
+  auto readInPlace = [&](Value operand) {
+    Value tile = stagedTile(operand).first;
+    return llvm::any_of(plan.rings,
+                        [&](RingPlan &r) { return r.mmaOperand() && r.load.getResult() == tile; });
+  };
+  auto stagesResident = [&](Operation *op) {
+    auto isUpdate = [&](Operation *dot) {
+      const ResidentPlan *res = plan.residentTouchedBy(dot);
+      return res && res->update == dot;
+    };
+    auto dot = dyn_cast<DotOp>(op);
+    if (!dot)
+      return false;
+    std::optional<DotPair> pair = DotPair::of(dot);
+    return isUpdate(dot) || (pair && isUpdate(pair->second));
+  };
   Widest largest; // the op staging the most, for the error below
   for (RolePlan &role : plan.roles) {
     if (role.issuesMma)
@@ -1009,7 +1029,11 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
              movesInWarps(op, schedule.getMma(), plan.layoutWarps);
     };
     role.stagingBytes = mostOf(kernel, role, largest, [&](Operation *op) -> int64_t {
-      return inWarps(op) ? 0 : stagingBytesOf(op, schedule.getMma(), warps);
+      return inWarps(op)
+                 ? 0
+                 : stagingBytesOf(op, schedule.getMma(), warps,
+                                  stagesResident(op) ? noneInPlace
+                                                     : function_ref<bool(Value)>(readInPlace));
     });
     role.warpSliceBytes = mostOf(kernel, role, largest, [&](Operation *op) -> int64_t {
       return inWarps(op) ? alignTo(stagingBytesOf(op, schedule.getMma(), warps), 16) : 0;
@@ -1046,13 +1070,24 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
 /// pair with (the lowering decides per role); 0 when it cannot be planned
 /// (the lowering reports why, at the dot).
 static int64_t mostOverPairing(MmaTiling::Kind kind, DotOp dot, int64_t warps,
-                               int64_t MmaTiling::*field) {
+                               int64_t MmaTiling::*field,
+                               function_ref<bool(Value)> readInPlace = nullptr) {
+  // (A stacked operand is read in place whole or not at all: its first
+  // half's ring says which.)
+  auto place = [&](MmaTiling &t) {
+    if (readInPlace)
+      t.placeStagingAreas(!readInPlace(dot.getLhs()), !readInPlace(dot.getRhs()));
+  };
   std::string why;
   FailureOr<MmaTiling> t = MmaTiling::get(kind, dot, warps, why);
+  if (succeeded(t))
+    place(*t);
   int64_t most = succeeded(t) ? (*t).*field : 0;
   if (std::optional<DotPair> pair = DotPair::of(dot))
-    if (FailureOr<MmaTiling> both = MmaTiling::get(kind, *pair, warps, why); succeeded(both))
+    if (FailureOr<MmaTiling> both = MmaTiling::get(kind, *pair, warps, why); succeeded(both)) {
+      place(*both);
       most = std::max(most, (*both).*field);
+    }
   return most;
 }
 
@@ -1081,7 +1116,8 @@ bool kiln::movesInWarps(Operation *op, StringRef mma, int64_t warps) {
   return staysInWarps(*from, *to, warps, tr.getPermutation());
 }
 
-int64_t kiln::stagingBytesOf(Operation *op, StringRef mma, int64_t warps) {
+int64_t kiln::stagingBytesOf(Operation *op, StringRef mma, int64_t warps,
+                             function_ref<bool(Value)> readInPlace) {
   if (auto tr = dyn_cast<TransposeOp>(op)) {
     auto input = tr.getInput().getType();
     int64_t n = std::max<int64_t>(1, input.getElementType().getIntOrFloatBitWidth() / 8);
@@ -1093,7 +1129,7 @@ int64_t kiln::stagingBytesOf(Operation *op, StringRef mma, int64_t warps) {
     return tileBytes(op->getOperand(0));
   if (auto dot = dyn_cast<DotOp>(op)) {
     if (std::optional<MmaTiling::Kind> kind = MmaTiling::kindOf(mma))
-      return mostOverPairing(*kind, dot, warps, &MmaTiling::bytes);
+      return mostOverPairing(*kind, dot, warps, &MmaTiling::bytes, readInPlace);
     return alignTo(tileBytes(dot.getLhs()), 16) + tileBytes(dot.getRhs());
   }
   return 0;

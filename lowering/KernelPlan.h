@@ -171,8 +171,10 @@ inline constexpr int64_t kWarpSlicesBytes = 64 * 1024;
 
 /// Shared memory `op` stages its operands in when a role of `warps` warps
 /// runs it under the schedule's matrix instruction `mma`; 0 when it needs
-/// none.
-int64_t stagingBytesOf(mlir::Operation *op, llvm::StringRef mma, int64_t warps);
+/// none. Operands for which `readInPlace` holds (a TMA ring brings them in
+/// the product's layout) take none.
+int64_t stagingBytesOf(mlir::Operation *op, llvm::StringRef mma, int64_t warps,
+                       llvm::function_ref<bool(mlir::Value)> readInPlace = nullptr);
 /// Tensor-memory columns `op`'s accumulators take under `mma` (tcgen05
 /// dots), 0 for anything else.
 int64_t tensorMemoryColumnsOf(mlir::Operation *op, llvm::StringRef mma, int64_t warps);

@@ -165,9 +165,6 @@ FailureOr<MmaTiling> MmaTiling::get(Kind kind, int64_t M, int64_t N, int64_t K, 
                          : chunkBytes % 64 == 0 ? 64
                          : chunkBytes % 32 == 0 ? 32
                                                 : 0;
-  t.aOffset = 0;
-  t.bOffset = alignTo(t.aParts() * t.aPartBytes(), kAtomAlignment);
-  t.dOffset = alignTo(t.bOffset + t.rowsB * t.K * t.elemBytes, 128);
   if (tcgen05) {
     t.tmemColumns = t.items() * t.nChunk;
     // 8 registers a load: a load's registers are all live from the load to
@@ -181,8 +178,15 @@ FailureOr<MmaTiling> MmaTiling::get(Kind kind, int64_t M, int64_t N, int64_t K, 
     // distinct banks.
     t.dStride = t.N + 8;
   }
-  t.bytes = t.dOffset + t.M * t.dStride * 4;
+  t.placeStagingAreas(/*stageA=*/true, /*stageB=*/true);
   return t;
+}
+
+void MmaTiling::placeStagingAreas(bool stageA, bool stageB) {
+  aOffset = 0;
+  bOffset = stageA ? alignTo(aParts() * aPartBytes(), kAtomAlignment) : 0;
+  dOffset = alignTo(bOffset + (stageB ? rowsB * K * elemBytes : 0), 128);
+  bytes = dOffset + M * dStride * 4;
 }
 
 tile::LayoutAttr MmaTiling::fragmentLayout(MLIRContext *ctx) const {

@@ -89,6 +89,11 @@ struct MmaTiling {
   int64_t nChunk = 0;           // columns per part: the instruction's N
   int64_t warpgroups = 0;
   int64_t aOffset = 0, bOffset = 0, dOffset = 0, bytes = 0; // in the staging area
+  /// Lays out the staging area: A's parts, then B, then the result rows,
+  /// leaving out an operand the product reads where a TMA ring put it (so
+  /// a kernel whose rings feed its products needs less shared memory).
+  /// get() stages both.
+  void placeStagingAreas(bool stageA, bool stageB);
   int64_t dStride = 0; // f32 elements per row of the result area (padded)
   /// tcgen05: tensor-memory columns of the accumulators (item i at
   /// i * nChunk), and columns per tcgen05.ld when reading them back.

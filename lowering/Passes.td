@@ -399,6 +399,23 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
       nvvm.wgmma.mma_async (descriptor of %a = the ring stage) ...
       nvvm.wgmma.wait.group.sync.aligned 0; barrier
       nvvm.mbarrier.arrive %empty
+    Such an operand takes no room in the staging area (KernelPlan sizes it
+    without it; only a resident's update keeps the whole layout). A product
+    frees the stage once per copy: where it runs in the load's loop; never
+    where the load lies outside every loop of a kernel that is not
+    persistent (the copy fills it once: a start state every step reads); a
+    product in a loop whose load the ring refills outside it is an error.
+    A stage the role's threads read goes back at its block's first global
+    access (or end) with the other stages read there, behind one fence for
+    the async proxy, which the next copy writes through (an arrive alone
+    left shared loads still in flight to race that copy):
+
+      %u = tile.load %x[...] {tile.pipeline = "ring"}   (threads read it)
+      ... ; tile.store %o, %y[...]
+    becomes
+      nvvm.mbarrier.try_wait.parity %full; llvm.load ... (the stage)
+      ... ; nvvm.fence.proxy <async.shared>; nvvm.mbarrier.arrive %empty
+      llvm.store ... (global)
     Under `mma: tcgen05` the operands stage the same way; one thread of the
     role issues `nvvm.tcgen05.mma` (64 or 128 rows) into the role's
     tensor-memory columns and `nvvm.tcgen05.commit`s to the role's mbarrier,

@@ -84,7 +84,7 @@ LogicalResult GpuKernelLowering::lowerRingLoad(const RingPlan &ring, LoadOp load
   }
   if (ring.threadSwizzled) {
     readSwizzledStage(ring, ringStage(ring, stage), load.getResult());
-    NVVM::MBarrierArriveOp::create(b, loc(), Type(), emptyBarrier(ring, stage), Value());
+    releaseReadStage(ring, stage, load->getBlock());
     bumpCounter(consumed[index]);
     return success();
   }
@@ -115,10 +115,30 @@ LogicalResult GpuKernelLowering::lowerRingLoad(const RingPlan &ring, LoadOp load
   if (failed(
           lowerAccess(stageView, zeros, {}, stageLimits, keep, cut, load.getResult(), true, 0.0)))
     return failure();
-  // The loads above are done before this release (arrive orders them).
-  NVVM::MBarrierArriveOp::create(b, loc(), Type(), emptyBarrier(ring, stage), Value());
+  releaseReadStage(ring, stage, load->getBlock());
   bumpCounter(consumed[index]);
   return success();
+}
+
+void GpuKernelLowering::releaseReadStage(const RingPlan &ring, Value stage, Block *block) {
+  releasesPending.push_back({block, emptyBarrier(ring, stage)});
+}
+
+void GpuKernelLowering::flushReleases(Block *block) {
+  // The next copy into a stage writes it through the async proxy: an
+  // arrive alone orders this thread's shared loads before it only in the
+  // generic proxy, and a load still in flight may then read the next
+  // copy's data (gdn_prefill_cp_correct, whose loaded values wait for a
+  // product before their first use, read them so on an H100 now and then).
+  // One fence serves every stage the block read.
+  auto mine = [&](const std::pair<Block *, Value> &r) { return r.first == block; };
+  if (llvm::none_of(releasesPending, mine))
+    return;
+  fenceAsyncProxy();
+  for (auto &[at, empty] : releasesPending)
+    if (at == block)
+      NVVM::MBarrierArriveOp::create(b, loc(), Type(), empty, Value());
+  llvm::erase_if(releasesPending, mine);
 }
 
 void GpuKernelLowering::readSwizzledStage(const RingPlan &ring, Value stage, Value tile) {

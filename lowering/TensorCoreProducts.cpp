@@ -313,6 +313,31 @@ FailureOr<GpuKernelLowering::Product> GpuKernelLowering::planProduct(DotOp op, M
   p.aRing = inRing(op.getLhs());
   p.bRing = inRing(op.getRhs());
   p.extraRing = p.extra ? inRing(p.extra) : nullptr;
+  // A stage goes back once per copy into it: here, where the product runs
+  // as often as the copy (the same loop), or never, where the copy fills
+  // it once for the whole kernel (outside every loop, not persistent: a
+  // start state read by every step of a loop).
+  for (const RingOperand *r : {p.aRing, p.bRing, p.extraRing}) {
+    if (!r)
+      continue;
+    tile::LoadOp load = r->ring->load;
+    auto loadLoop = load->getParentOfType<scf::ForOp>();
+    auto dotLoop = op->getParentOfType<scf::ForOp>();
+    if (loadLoop == dotLoop) {
+      p.freed.push_back(r);
+      continue;
+    }
+    if (!loadLoop && !plan.persistent)
+      continue;
+    return op.emitOpError("reads the tile of pipeline '")
+           << r->ring->pipeline
+           << "' where it lands from a loop its load is outside of, and the ring refills it "
+              "(a loop around both, or `persistent`): load it in the product's loop";
+  }
+  // Those take no room in the staging area (KernelPlan sized it so), except
+  // around a resident's update, whose reads and writes use the full layout.
+  if (!plan.residentTouchedBy(op) || plan.residentTouchedBy(op)->update != op)
+    p.t.placeStagingAreas(!p.aRing, !p.bRing);
   p.bNMajor = p.bRing ? p.bRing->ring->nMajor : stagesBNMajor(op, p);
   p.aSwizzled = p.aRing || swizzlePays(op.getLhs(), /*isLhs=*/true, p.t);
   p.bSwizzled = p.bRing || swizzlePays(op.getRhs(), /*isLhs=*/false, p.t, p.bNMajor);
@@ -390,13 +415,13 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
                           inFragment ? &*inFragment : nullptr, aRegs ? &*aRegs : nullptr,
                           /*deferWait=*/registersOnly);
   } else {
-    issueTcgen05(t, a, bAt, onto, ringStagesOf(p));
+    issueTcgen05(t, a, bAt, onto, p.freed);
   }
   if (!registersOnly)
     syncRole();
   SmallVector<Value> released;
-  for (const RingOperand *r : {p.aRing, p.bRing, p.extraRing})
-    if (r && !r->ring->freedByCommit)
+  for (const RingOperand *r : p.freed)
+    if (!r->ring->freedByCommit)
       released.push_back(emptyBarrier(*r->ring, r->stage));
   DotOp second = pair ? pair->second : DotOp();
   if (second)
@@ -923,7 +948,7 @@ LogicalResult GpuKernelLowering::issueServedProduct(DotOp op, MmaTiling::Kind ki
   }
   OpBuilder::InsertionGuard guard(b);
   enterLeaderOnly();
-  issueTcgen05Items(t, a, bAt, done, accumulatesOnto(op), ringStagesOf(*planned));
+  issueTcgen05Items(t, a, bAt, done, accumulatesOnto(op), planned->freed);
   return success();
 }
 

@@ -153,6 +153,43 @@ TEST_CASE("an f32 A times a bf16 B splits A into two bf16 parts", "[wgmma][tcgen
   CHECK((!whole->splitA && whole->bOffset == whole->aPartBytes()));
 }
 
+TEST_CASE("operands read where a TMA ring put them take no staging", "[wgmma][tcgen05]") {
+  Types t;
+  std::string why;
+  mlir::Type bf16 = t.b.getBF16Type(), f32 = t.b.getF32Type();
+  for (MmaTiling::Kind kind : {MmaTiling::Kind::Wgmma, MmaTiling::Kind::Tcgen05}) {
+    // gdn_prefill_cp_correct: S_start [128, 128] times om^T, both from rings.
+    auto full = MmaTiling::get(kind, 128, 32, 128, bf16, bf16, 4, why);
+    REQUIRE(succeeded(full));
+    int64_t resultBytes = full->bytes - full->dOffset;
+    MmaTiling both = *full;
+    both.placeStagingAreas(/*stageA=*/false, /*stageB=*/false);
+    CHECK((both.aOffset == 0 && both.bOffset == 0 && both.dOffset == 0));
+    CHECK(both.bytes == resultBytes);
+    // Only B in place: A where it was, the result right after it.
+    MmaTiling onlyA = *full;
+    onlyA.placeStagingAreas(/*stageA=*/true, /*stageB=*/false);
+    CHECK(onlyA.bOffset == full->bOffset);
+    CHECK(onlyA.dOffset == full->bOffset);
+    CHECK(onlyA.bytes == full->bOffset + resultBytes);
+    // Only A in place: B first, on an atom.
+    MmaTiling onlyB = *full;
+    onlyB.placeStagingAreas(/*stageA=*/false, /*stageB=*/true);
+    CHECK(onlyB.bOffset == 0);
+    CHECK(onlyB.dOffset == full->rowsB * full->K * full->elemBytes);
+    // Staging both is what get() lays out.
+    MmaTiling again = *full;
+    again.placeStagingAreas(true, true);
+    CHECK((again.bOffset == full->bOffset && again.dOffset == full->dOffset &&
+           again.bytes == full->bytes));
+  }
+  // A split A keeps both of its parts when staged.
+  auto split = MmaTiling::get(MmaTiling::Kind::Wgmma, 64, 128, 128, f32, bf16, 4, why);
+  REQUIRE(succeeded(split));
+  split->placeStagingAreas(/*stageA=*/true, /*stageB=*/false);
+  CHECK(split->dOffset == 2 * 64 * 128 * 2);
+}
+
 TEST_CASE("tcgen05 tiling: 128-row products, tensor-memory columns, descriptors", "[tcgen05]") {
   Types t;
   std::string why;

@@ -38,8 +38,11 @@ tile.kernel @cols(%N: index, %x: !tile.view<[N, 4, 64], f32> {tile.access = "in"
 // producer warpgroup gives registers back and one thread of it waits for a
 // free stage, arms the full barrier with the tile's bytes and issues the
 // bulk tensor copy; the compute warpgroup takes more registers, waits for a
-// full stage, reads it with 16-byte shared loads, releases it, reduces over
-// a named barrier of its own 128 threads and stores.
+// full stage, reads it with 16-byte shared loads, reduces over a named
+// barrier of its own 128 threads, then releases the stage (a proxy fence
+// first: the next copy writes it through the async proxy; before the
+// block's first global access, so that the fence waits for no store) and
+// stores.
 // CHECK: llvm.mlir.global external @__kiln_dynamic_smem() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<0 x i8>
 // CHECK-LABEL: llvm.func @ring(
 // CHECK-SAME: %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant})
@@ -60,8 +63,11 @@ tile.kernel @cols(%N: index, %x: !tile.view<[N, 4, 64], f32> {tile.access = "in"
 // CHECK: scf.for
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xf32>
-// CHECK: nvvm.mbarrier.arrive
+// CHECK-NOT: nvvm.mbarrier.arrive
 // CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
+// CHECK-NOT: llvm.store
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: nvvm.mbarrier.arrive
 // CHECK: llvm.store %{{.*}} : vector<4xf32>, !llvm.ptr<1>
 tile.kernel @ring(%N: index, %x: !tile.view<[N, 8, 64], f32> {tile.access = "in"},
                   %y: !tile.view<[N, 64], f32> {tile.access = "out"}) attributes {dim_names = ["N"],
@@ -872,5 +878,36 @@ tile.kernel @row_by_index(%N: index, %idx: !tile.view<[N], i32> {tile.access = "
   %row = tile.to_index %i32 : !tile.tile<i32>
   %t = tile.load %x[%row, %c0] window [1, 64] keep [1] : !tile.view<[N, 64], f32> -> !tile.tile<64xf32>
   tile.store %t, %x[%n, %c0] window [1, 64] keep [1] : !tile.tile<64xf32>, !tile.view<[N, 64], f32>
+  tile.return
+}
+
+// -----
+// A ring stage a product reads in place on every step of a loop, copied
+// once outside it (not persistent): the copy fills it once for the kernel,
+// so no step frees it (convert-tile-to-nvvm_invalid.mlir: where it is
+// refilled, that is an error).
+// CHECK-LABEL: llvm.func @in_place_once(
+// CHECK: nvvm.setmaxregister  increase 232
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: scf.for
+// CHECK: nvvm.wgmma.mma_async
+// CHECK-NOT: nvvm.mbarrier.arrive
+// CHECK: llvm.return
+tile.kernel @in_place_once(%N: index, %x: !tile.view<[N, 64, 64], bf16> {tile.access = "in"},
+                            %y: !tile.view<[N, 64, 64], f32> {tile.access = "out"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 8, mma = "wgmma",
+      roles = [#tile.role<name = "producer", firstWarp = 0, numWarps = 4, regs = 40, ops = ["a"]>,
+               #tile.role<name = "compute", firstWarp = 4, numWarps = 4, regs = 232, ops = ["st"]>],
+      pipelines = [#tile.pipeline<name = "ring", buffers = ["a"], depth = 1, copy = "tma">]>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %a = tile.load %x[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] {tile.id = "a"} : !tile.view<[N, 64, 64], bf16> -> !tile.tile<64x64xbf16>
+  scf.for %i = %c0 to %c4 step %c1 {
+    %b = tile.load %x[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] : !tile.view<[N, 64, 64], bf16> -> !tile.tile<64x64xbf16>
+    %p = tile.dot %a, %b : !tile.tile<64x64xbf16>, !tile.tile<64x64xbf16> -> !tile.tile<64x64xf32>
+    tile.store %p, %y[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] {tile.id = "st"} : !tile.tile<64x64xf32>, !tile.view<[N, 64, 64], f32>
+  }
   tile.return
 }
