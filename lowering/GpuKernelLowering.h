@@ -154,17 +154,19 @@ private:
     auto branch = scf::IfOp::create(b, loc(), TypeRange{}, cond, false);
     b.setInsertionPoint(branch.thenBlock()->getTerminator());
   }
-  /// Orders this thread's generic-proxy shared-memory writes before the
-  /// async proxy's reads (tensor cores, bulk copies).
   /// Frees a stage this role's threads read from a load in `block` (of the
-  /// tile IR): at the block's end, with the others read there.
+  /// tile IR): at the block's first global access or its end, with the
+  /// others read there (flushReleases).
   void releaseReadStage(const RingPlan &ring, Value stage, Block *block);
   /// Frees the stages read in `block`: one proxy fence, then their empty
   /// barriers.
   void flushReleases(Block *block);
   /// Whether lowering `op` reads or writes global memory from this thread.
   bool accessesGlobalMemory(Operation *op);
+  /// Empty barriers of stages read and not yet freed, by tile-IR block.
   SmallVector<std::pair<Block *, Value>> releasesPending;
+  /// Orders this thread's generic-proxy shared-memory accesses before the
+  /// async proxy's (tensor cores, bulk copies).
   void fenceAsyncProxy() {
     MLIRContext *ctx = b.getContext();
     NVVM::FenceProxyOp::create(b, loc(),

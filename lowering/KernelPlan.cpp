@@ -998,7 +998,6 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
   // An operand a ring brings where its product reads it takes none; a
   // resident's update keeps its whole area, where the resident's reads and
   // writes lie (at the offsets of a product staging both operands).
-  function_ref<bool(Value)> noneInPlace = nullptr;
   auto readInPlace = [&](Value operand) {
     Value tile = stagedTile(operand).first;
     return llvm::any_of(plan.rings,
@@ -1032,7 +1031,7 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
       return inWarps(op)
                  ? 0
                  : stagingBytesOf(op, schedule.getMma(), warps,
-                                  stagesResident(op) ? noneInPlace
+                                  stagesResident(op) ? function_ref<bool(Value)>()
                                                      : function_ref<bool(Value)>(readInPlace));
     });
     role.warpSliceBytes = mostOf(kernel, role, largest, [&](Operation *op) -> int64_t {
