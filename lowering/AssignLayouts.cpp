@@ -309,9 +309,8 @@ void LayoutSolver::applyFragmentLayouts() {
     return;
   auto all = [](Operation *) { return true; };
   kernel.walk([&](DotOp dot) {
-    const ResidentPlan *res = plan.residentTouchedBy(dot);
     std::optional<DotPair> pair = pairContaining(*kind, dot, warps, all);
-    if ((res && res->update == dot) || (pair && pair->sharesRhs))
+    if (plan.residentUpdatedBy(dot) || (pair && pair->sharesRhs))
       return;
     std::string why;
     FailureOr<MmaTiling> t =

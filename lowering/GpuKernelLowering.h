@@ -511,10 +511,7 @@ private:
   void stageResidentOperand(const ResidentPlan &res, Type copyElem, bool isLhs, const MmaTiling &t,
                             int64_t region, bool swizzled, int64_t rowOffset, int64_t part);
   /// The resident `op` (a dot) accumulates onto, or null.
-  const ResidentPlan *accumulatesOnto(Operation *op) {
-    const ResidentPlan *res = plan.residentTouchedBy(op);
-    return res && res->update == op ? res : nullptr;
-  }
+  const ResidentPlan *accumulatesOnto(Operation *op) { return plan.residentUpdatedBy(op); }
   /// Byte offset of element (row, k) of an operand staged K-major for `t`
   /// with `rows` rows, from its region's start.
   Value operandByteOffset(const MmaTiling &t, bool swizzled, int64_t rows, Value row, Value k,

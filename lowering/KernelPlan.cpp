@@ -999,20 +999,16 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
   // resident's update keeps its whole area, where the resident's reads and
   // writes lie (at the offsets of a product staging both operands).
   auto readInPlace = [&](Value operand) {
-    Value tile = stagedTile(operand).first;
-    return llvm::any_of(plan.rings,
-                        [&](RingPlan &r) { return r.mmaOperand() && r.load.getResult() == tile; });
+    Operation *load = stagedTile(operand).first.getDefiningOp();
+    const RingPlan *ring = load ? plan.ringOf(load) : nullptr;
+    return ring && ring->mmaOperand();
   };
   auto stagesResident = [&](Operation *op) {
-    auto isUpdate = [&](Operation *dot) {
-      const ResidentPlan *res = plan.residentTouchedBy(dot);
-      return res && res->update == dot;
-    };
     auto dot = dyn_cast<DotOp>(op);
     if (!dot)
       return false;
     std::optional<DotPair> pair = DotPair::of(dot);
-    return isUpdate(dot) || (pair && isUpdate(pair->second));
+    return plan.residentUpdatedBy(dot) || (pair && plan.residentUpdatedBy(pair->second));
   };
   Widest largest; // the op staging the most, for the error below
   for (RolePlan &role : plan.roles) {

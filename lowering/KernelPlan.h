@@ -216,6 +216,11 @@ struct KernelPlan {
   /// The resident tile whose update (the product, its scale or its sum) or
   /// operand copy `op` is, or null.
   const ResidentPlan *residentTouchedBy(mlir::Operation *op) const;
+  /// The resident tile `op` (a dot) accumulates onto, or null.
+  const ResidentPlan *residentUpdatedBy(mlir::Operation *op) const {
+    const ResidentPlan *res = residentTouchedBy(op);
+    return res && res->update == op ? res : nullptr;
+  }
   bool multiRole() const { return roles.size() > 1; }
 };
 

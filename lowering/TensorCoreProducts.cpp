@@ -336,7 +336,7 @@ FailureOr<GpuKernelLowering::Product> GpuKernelLowering::planProduct(DotOp op, M
   }
   // Those take no room in the staging area (KernelPlan sized it so), except
   // around a resident's update, whose reads and writes use the full layout.
-  if (!plan.residentTouchedBy(op) || plan.residentTouchedBy(op)->update != op)
+  if (!accumulatesOnto(op))
     p.t.placeStagingAreas(!p.aRing, !p.bRing);
   p.bNMajor = p.bRing ? p.bRing->ring->nMajor : stagesBNMajor(op, p);
   p.aSwizzled = p.aRing || swizzlePays(op.getLhs(), /*isLhs=*/true, p.t);
