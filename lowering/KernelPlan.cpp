@@ -995,9 +995,12 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
              failure();
 
   // Staging areas, one per role, after the rings: roles stage concurrently.
-  // An operand a ring brings where its product reads it takes none; a
-  // resident's update keeps its whole area, where the resident's reads and
-  // writes lie (at the offsets of a product staging both operands).
+  // An operand a ring brings where its product reads it takes none. A
+  // tensor-memory resident's update keeps its whole area, where the
+  // resident's columns pass (at the offsets of a product staging both
+  // operands); one in registers passes only on its way in and out, outside
+  // its loop, through the result rows placed at the area's start
+  // (GpuKernelLowering::residentTiling), which every product's size covers.
   auto readInPlace = [&](Value operand) {
     Operation *load = stagedTile(operand).first.getDefiningOp();
     const RingPlan *ring = load ? plan.ringOf(load) : nullptr;
@@ -1008,7 +1011,10 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
     if (!dot)
       return false;
     std::optional<DotPair> pair = DotPair::of(dot);
-    return plan.residentUpdatedBy(dot) || (pair && plan.residentUpdatedBy(pair->second));
+    const ResidentPlan *res = plan.residentUpdatedBy(dot);
+    if (!res && pair)
+      res = plan.residentUpdatedBy(pair->second);
+    return res && !res->inRegisters;
   };
   Widest largest; // the op staging the most, for the error below
   for (RolePlan &role : plan.roles) {

@@ -400,7 +400,10 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
       nvvm.wgmma.wait.group.sync.aligned 0; barrier
       nvvm.mbarrier.arrive %empty
     Such an operand takes no room in the staging area (KernelPlan sizes it
-    without it; only a resident's update keeps the whole layout). A product
+    without it; only a tensor-memory resident's update keeps the whole
+    layout, where its columns pass through the result rows; a resident in
+    registers meets the area only where it comes in and goes out whole,
+    outside its loop, through rows at the area's start). A product
     frees the stage once per copy: where it runs in the load's loop; never
     where the load lies outside every loop of a kernel that is not
     persistent (the copy fills it once: a start state every step reads); a

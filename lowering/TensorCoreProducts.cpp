@@ -335,8 +335,9 @@ FailureOr<GpuKernelLowering::Product> GpuKernelLowering::planProduct(DotOp op, M
               "(a loop around both, or `persistent`): load it in the product's loop";
   }
   // Those take no room in the staging area (KernelPlan sized it so), except
-  // around a resident's update, whose reads and writes use the full layout.
-  if (!accumulatesOnto(op))
+  // around a tensor-memory resident's update, whose columns pass through the
+  // full layout.
+  if (const ResidentPlan *onto = accumulatesOnto(op); !onto || onto->inRegisters)
     p.t.placeStagingAreas(!p.aRing, !p.bRing);
   p.bNMajor = p.bRing ? p.bRing->ring->nMajor : stagesBNMajor(op, p);
   p.aSwizzled = p.aRing || swizzlePays(op.getLhs(), /*isLhs=*/true, p.t);
@@ -1042,8 +1043,13 @@ void GpuKernelLowering::copyColumnsToRows(const MmaTiling &t, int64_t columnBase
 MmaTiling GpuKernelLowering::residentTiling(const ResidentPlan &res) {
   std::string why;
   // KernelPlan sized the columns from this plan: it cannot fail here.
-  return *MmaTiling::get(res.inRegisters ? MmaTiling::Kind::Wgmma : MmaTiling::Kind::Tcgen05,
-                         res.update, plan.roles[res.role].numWarps, why);
+  MmaTiling t = *MmaTiling::get(res.inRegisters ? MmaTiling::Kind::Wgmma : MmaTiling::Kind::Tcgen05,
+                                res.update, plan.roles[res.role].numWarps, why);
+  // A resident in registers meets shared memory only where it is written
+  // and read whole, outside its update: its rows start the area.
+  if (res.inRegisters)
+    t.placeStagingAreas(/*stageA=*/false, /*stageB=*/false);
+  return t;
 }
 
 void GpuKernelLowering::writeResident(const ResidentPlan &res, Value tile) {
