@@ -349,8 +349,10 @@ private:
     bool aSwizzled = false, bSwizzled = false;
     bool bNMajor = false;
   };
-  /// Plans `op`'s product on `warps` warps; the error is reported at `op`.
-  FailureOr<Product> planProduct(DotOp op, MmaTiling::Kind kind, int64_t warps);
+  /// Plans `op`'s product on `warps` warps; where it cannot, fails with the
+  /// error at `op`, or silently when `quiet` (a query asked before the op
+  /// lowers, which then reports it once).
+  FailureOr<Product> planProduct(DotOp op, MmaTiling::Kind kind, int64_t warps, bool quiet = false);
   /// Where the product's descriptors point: its ring stages, or the product
   /// role's staging area.
   std::pair<OperandAt, OperandAt> operandsAt(const Product &p) {

@@ -291,12 +291,14 @@ bool GpuKernelLowering::stagesBNMajor(DotOp op, const Product &p) {
 }
 
 FailureOr<GpuKernelLowering::Product> GpuKernelLowering::planProduct(DotOp op, MmaTiling::Kind kind,
-                                                                     int64_t warps) {
+                                                                     int64_t warps, bool quiet) {
   Product p;
   std::string why;
   p.pair = pairRunning(kind, op, warps, [&](Operation *o) { return runs(o); });
   FailureOr<MmaTiling> tiling =
       p.pair ? MmaTiling::get(kind, *p.pair, warps, why) : MmaTiling::get(kind, op, warps, why);
+  if (failed(tiling) && quiet)
+    return failure();
   if (failed(tiling))
     return op.emitOpError("under 'mma: ") << schedule.getMma().getValue() << "' " << why;
   p.t = *tiling;
@@ -329,6 +331,8 @@ FailureOr<GpuKernelLowering::Product> GpuKernelLowering::planProduct(DotOp op, M
     }
     if (!loadLoop && !plan.persistent)
       continue;
+    if (quiet)
+      return failure();
     return op.emitOpError("reads the tile of pipeline '")
            << r->ring->pipeline
            << "' where it lands from a loop its load is outside of, and the ring refills it "
@@ -714,7 +718,8 @@ bool GpuKernelLowering::issuesBesideProducts(DotOp op) {
   std::optional<MmaTiling::Kind> kind = MmaTiling::kindOf(schedule.getMma());
   if (kind != MmaTiling::Kind::Wgmma || plan.roles[role].issuesMma || accumulatesOnto(op))
     return false;
-  FailureOr<Product> planned = planProduct(op, *kind, plan.productWarps(role, /*wgmma=*/true));
+  FailureOr<Product> planned =
+      planProduct(op, *kind, plan.productWarps(role, /*wgmma=*/true), /*quiet=*/true);
   if (failed(planned) || planned->pair)
     return false;
   // What lowerTensorCoreDot decides: nothing staged (A in place or from

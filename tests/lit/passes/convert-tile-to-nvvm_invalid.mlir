@@ -139,3 +139,36 @@ tile.kernel @in_place_outer(%N: index, %x: !tile.view<[N, 64, 64], bf16> {tile.a
   }
   tile.return
 }
+
+// -----
+
+// The same, with a product in flight before it: the lowering asks whether
+// the dot can issue beside that one (it cannot), and reports the error once,
+// where the dot lowers.
+tile.kernel @in_place_outer_pending(%N: index, %x: !tile.view<[N, 64, 64], bf16> {tile.access = "in"},
+                            %y: !tile.view<[N, 64, 64], f32> {tile.access = "out"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 8, mma = "wgmma",
+      roles = [#tile.role<name = "producer", firstWarp = 0, numWarps = 4, regs = 40, ops = ["a", "c", "d"]>,
+               #tile.role<name = "compute", firstWarp = 4, numWarps = 4, regs = 232, ops = ["st", "st2"]>],
+      pipelines = [#tile.pipeline<name = "ring", buffers = ["a"], depth = 1, copy = "tma">,
+                   #tile.pipeline<name = "ring_c", buffers = ["c"], depth = 2, copy = "tma">,
+                   #tile.pipeline<name = "ring_d", buffers = ["d"], depth = 2, copy = "tma">],
+      persistent = 1>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %a = tile.load %x[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] {tile.id = "a"} : !tile.view<[N, 64, 64], bf16> -> !tile.tile<64x64xbf16>
+  scf.for %i = %c0 to %c4 step %c1 {
+    %c = tile.load %x[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] {tile.id = "c"} : !tile.view<[N, 64, 64], bf16> -> !tile.tile<64x64xbf16>
+    %d = tile.load %x[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] {tile.id = "d"} : !tile.view<[N, 64, 64], bf16> -> !tile.tile<64x64xbf16>
+    %dt = tile.transpose %d [1, 0] : !tile.tile<64x64xbf16> -> !tile.tile<64x64xbf16>
+    %q = tile.dot %c, %dt : !tile.tile<64x64xbf16>, !tile.tile<64x64xbf16> -> !tile.tile<64x64xf32>
+    %b = tile.load %x[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] : !tile.view<[N, 64, 64], bf16> -> !tile.tile<64x64xbf16>
+    // expected-error @+1 {{reads the tile of pipeline 'ring' where it lands from a loop its load is outside of, and the ring refills it (a loop around both, or `persistent`): load it in the product's loop}}
+    %p = tile.dot %a, %b : !tile.tile<64x64xbf16>, !tile.tile<64x64xbf16> -> !tile.tile<64x64xf32>
+    tile.store %p, %y[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] {tile.id = "st"} : !tile.tile<64x64xf32>, !tile.view<[N, 64, 64], f32>
+    tile.store %q, %y[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] {tile.id = "st2"} : !tile.tile<64x64xf32>, !tile.view<[N, 64, 64], f32>
+  }
+  tile.return
+}
