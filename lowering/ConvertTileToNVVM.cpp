@@ -650,10 +650,9 @@ bool GpuKernelLowering::runsBesidePending(Operation *op) {
     return !isa<ReturnOp>(op);
   if (auto dot = dyn_cast<DotOp>(op))
     return issuesBesideProducts(dot);
-  if (auto load = dyn_cast<LoadOp>(op))
-    return !plan.ringOf(load);
-  if (auto store = dyn_cast<StoreOp>(op))
-    return !plan.storeRingOf(store);
+  // Plain global loads and stores; a ring's go through shared memory.
+  if (isa<LoadOp, StoreOp>(op))
+    return accessesGlobalMemory(op);
   // (A transpose a tensor-core product reads in place lowers to nothing.)
   if (auto tr = dyn_cast<TransposeOp>(op))
     return foldedIntoTensorCoreDots(tr, schedule) || transposesInRegisters(tr) ||

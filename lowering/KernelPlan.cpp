@@ -620,6 +620,16 @@ const ResidentPlan *KernelPlan::residentTouchedBy(Operation *op) const {
   return nullptr;
 }
 
+bool KernelPlan::stagesWholeLayout(Operation *op) const {
+  auto dot = dyn_cast<DotOp>(op);
+  if (!dot)
+    return false;
+  const ResidentPlan *res = residentUpdatedBy(dot);
+  if (std::optional<DotPair> pair = DotPair::of(dot); !res && pair)
+    res = residentUpdatedBy(pair->second);
+  return res && !res->inRegisters;
+}
+
 const FlagWaitPlan *KernelPlan::flagWaitOf(Operation *wait) const {
   for (const FlagWaitPlan &f : flagWaits)
     if (tile::WaitOp w = f.wait; w.getOperation() == wait)
@@ -995,26 +1005,14 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
              failure();
 
   // Staging areas, one per role, after the rings: roles stage concurrently.
-  // An operand a ring brings where its product reads it takes none. A
-  // tensor-memory resident's update keeps its whole area, where the
-  // resident's columns pass (at the offsets of a product staging both
-  // operands); one in registers passes only on its way in and out, outside
-  // its loop, through the result rows placed at the area's start
-  // (GpuKernelLowering::residentTiling), which every product's size covers.
+  // An operand a ring brings where its product reads it takes none, but
+  // where the product stages in the whole layout (stagesWholeLayout). A
+  // resident in registers passes through the result rows at the area's
+  // start, which every product's size covers.
   auto readInPlace = [&](Value operand) {
     Operation *load = stagedTile(operand).first.getDefiningOp();
     const RingPlan *ring = load ? plan.ringOf(load) : nullptr;
     return ring && ring->mmaOperand();
-  };
-  auto stagesResident = [&](Operation *op) {
-    auto dot = dyn_cast<DotOp>(op);
-    if (!dot)
-      return false;
-    std::optional<DotPair> pair = DotPair::of(dot);
-    const ResidentPlan *res = plan.residentUpdatedBy(dot);
-    if (!res && pair)
-      res = plan.residentUpdatedBy(pair->second);
-    return res && !res->inRegisters;
   };
   Widest largest; // the op staging the most, for the error below
   for (RolePlan &role : plan.roles) {
@@ -1030,11 +1028,11 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
              movesInWarps(op, schedule.getMma(), plan.layoutWarps);
     };
     role.stagingBytes = mostOf(kernel, role, largest, [&](Operation *op) -> int64_t {
-      return inWarps(op)
-                 ? 0
-                 : stagingBytesOf(op, schedule.getMma(), warps,
-                                  stagesResident(op) ? function_ref<bool(Value)>()
-                                                     : function_ref<bool(Value)>(readInPlace));
+      return inWarps(op) ? 0
+                         : stagingBytesOf(op, schedule.getMma(), warps,
+                                          plan.stagesWholeLayout(op)
+                                              ? function_ref<bool(Value)>()
+                                              : function_ref<bool(Value)>(readInPlace));
     });
     role.warpSliceBytes = mostOf(kernel, role, largest, [&](Operation *op) -> int64_t {
       return inWarps(op) ? alignTo(stagingBytesOf(op, schedule.getMma(), warps), 16) : 0;

@@ -221,6 +221,13 @@ struct KernelPlan {
     const ResidentPlan *res = residentTouchedBy(op);
     return res && res->update == op ? res : nullptr;
   }
+  /// Whether the product of `op` (a dot), alone or with the dot it pairs
+  /// with, stages in the whole layout of one staging both operands even
+  /// where a ring brings one: a tensor-memory resident's update, whose
+  /// columns pass through the result rows. (A resident in registers comes
+  /// in and goes out outside its loop, through rows at the area's start:
+  /// GpuKernelLowering::residentTiling.)
+  bool stagesWholeLayout(mlir::Operation *op) const;
   bool multiRole() const { return roles.size() > 1; }
 };
 

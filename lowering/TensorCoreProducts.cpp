@@ -338,10 +338,8 @@ FailureOr<GpuKernelLowering::Product> GpuKernelLowering::planProduct(DotOp op, M
            << "' where it lands from a loop its load is outside of, and the ring refills it "
               "(a loop around both, or `persistent`): load it in the product's loop";
   }
-  // Those take no room in the staging area (KernelPlan sized it so), except
-  // around a tensor-memory resident's update, whose columns pass through the
-  // full layout.
-  if (const ResidentPlan *onto = accumulatesOnto(op); !onto || onto->inRegisters)
+  // Those take no room in the staging area, as KernelPlan sized it.
+  if (!plan.stagesWholeLayout(op))
     p.t.placeStagingAreas(!p.aRing, !p.bRing);
   p.bNMajor = p.bRing ? p.bRing->ring->nMajor : stagesBNMajor(op, p);
   p.aSwizzled = p.aRing || swizzlePays(op.getLhs(), /*isLhs=*/true, p.t);
