@@ -650,7 +650,12 @@ bool GpuKernelLowering::runsBesidePending(Operation *op) {
     return !isa<ReturnOp>(op);
   if (auto dot = dyn_cast<DotOp>(op))
     return issuesBesideProducts(dot);
-  // Plain global loads and stores; a ring's go through shared memory.
+  // Plain global loads and stores. A ring's load waits for its stage and
+  // reads it, which no product in flight touches; but a role that also
+  // copies into the ring may wait there for a stage such a product frees.
+  if (auto load = dyn_cast<LoadOp>(op))
+    if (const RingPlan *ring = plan.ringOf(load))
+      return ring->issuer != role;
   if (isa<LoadOp, StoreOp>(op))
     return accessesGlobalMemory(op);
   // (A transpose a tensor-core product reads in place lowers to nothing.)
@@ -659,9 +664,10 @@ bool GpuKernelLowering::runsBesidePending(Operation *op) {
            movesInWarpSlices(op);
   if (isa<ConvertLayoutOp>(op))
     return movesInWarpSlices(op);
+  // (A reduction across warps meets in a scratch array of its own.)
   return isa<ConstantOp, IotaOp, FromIndexOp, SplatOp, ToIndexOp, AddOp, SubOp, MulOp, DivOp, RemOp,
              MaxOp, MinOp, AndOp, OrOp, CmpOp, NegOp, AbsOp, ExpOp, LogOp, Log1pOp, SqrtOp, RsqrtOp,
-             SigmoidOp, TanhOp, NotOp, SelectOp, CastOp, BroadcastOp, ReshapeOp>(op);
+             SigmoidOp, TanhOp, NotOp, SelectOp, CastOp, BroadcastOp, ReshapeOp, ReduceOp>(op);
 }
 
 LogicalResult GpuKernelLowering::lowerOp(Operation *op) {
@@ -700,11 +706,15 @@ LogicalResult GpuKernelLowering::lowerOpNow(Operation *op) {
       followFlag(*f);
     return success();
   }
-  // A resident tile's scale and sum happen at its update, its copies where
-  // products stage them.
+  // A resident tile's scale and sum happen at its update (the scale at its
+  // mul where every copy is read before it), its copies where products
+  // stage them.
   if (const ResidentPlan *res = plan.residentTouchedBy(op);
-      res && res->role == role && op != res->update)
+      res && res->role == role && op != res->update) {
+    if (op == res->scale && res->scalesAtMul)
+      scaleResident(*res, regs[res->factor][0]);
     return success();
+  }
   Location l = loc();
   if (auto forOp = dyn_cast<scf::ForOp>(op))
     return lowerFor(forOp);

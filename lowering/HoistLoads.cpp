@@ -59,13 +59,19 @@ void hoist(Operation *op) {
       if (def->getBlock() == op->getBlock() && isAddressArithmetic(def))
         hoist(def);
   auto load = dyn_cast<LoadOp>(op);
+  // A pipeline's load waits for a stage its copies filled ahead and reads
+  // it from shared memory: no trip to memory to start early. Below a
+  // product it waits while the tensor cores multiply; above, on the
+  // product's path.
+  bool fromRing = load && load->hasAttr("tile.pipeline");
   Operation *stop = nullptr; // op goes right after this one (first without)
   for (Operation *prev = op->getPrevNode(); prev && !stop; prev = prev->getPrevNode()) {
     bool defines = llvm::any_of(prev->getResults(),
                                 [&](Value r) { return llvm::is_contained(op->getOperands(), r); });
     // Loads keep their source order among themselves: a block issues them
     // in the order its author wrote.
-    if (defines || (load && (isa<LoadOp>(prev) || mayWrite(prev, load.getView()))))
+    if (defines || (load && (isa<LoadOp>(prev) || mayWrite(prev, load.getView()))) ||
+        (fromRing && isa<DotOp>(prev)))
       stop = prev;
   }
   Operation *target = stop ? stop->getNextNode() : &op->getBlock()->front();

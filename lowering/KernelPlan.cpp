@@ -472,6 +472,7 @@ FailureOr<ResidentPlan> planResident(StringRef name, Operation *init, ScheduleAt
     return fail(update, "accumulates onto '" + name + "' in " + where +
                             ", which is scaled first: compute the scale "
                             "before the product");
+  bool copiesReadBeforeScale = true;
   for (OpOperand &use : carried.getUses()) {
     Operation *user = use.getOwner();
     if (user == res.scale || user == sum)
@@ -511,10 +512,137 @@ FailureOr<ResidentPlan> planResident(StringRef name, Operation *init, ScheduleAt
           return fail(dot, "reads '" + name + "' after the product that accumulates onto it; " +
                                where + " hold" + (res.inRegisters ? "" : "s") +
                                " one value of the var");
+        copiesReadBeforeScale =
+            copiesReadBeforeScale && res.scale && dot->isBeforeInBlock(res.scale);
       }
     }
   }
+  // A copy is made from the fragments when its product issues (wgmma reads
+  // it from registers of its own), so the scale may come any time after.
+  res.scalesAtMul = res.inRegisters && res.scale && copiesReadBeforeScale;
   return res;
+}
+
+/// A `copy: tma` pipeline's buffer `id`: a load whose tiles a TMA engine
+/// copies into a ring of its own stages; `first` is the pipeline's first
+/// ring (planPipelineGroups makes one of them its group's leader).
+LogicalResult planLoadRing(KernelOp kernel, KernelPlan &plan, PipelineAttr p, StringRef id,
+                           unsigned first, const llvm::StringMap<Operation *> &byId,
+                           function_ref<int(StringRef)> roleOwning) {
+  auto load = dyn_cast_or_null<LoadOp>(byId.lookup(id));
+  if (!load)
+    return kernel.emitOpError("pipeline buffer '") << id << "' is not a load", failure();
+  // A TMA copy fills what lies outside the tensor with zeros; what lies
+  // past a limit inside it the readers mask again from shared memory.
+  if (load.getMasked() && load.getOther() && !load.getOther()->isZero())
+    return load.emitOpError("is masked with other = ")
+               << formatDouble(load.getOther()->convertToDouble())
+               << "; a TMA copy fills what lies outside the tensor with zeros: load it with "
+                  "`copy: ld`, or let masked-off elements read 0",
+           failure();
+  if (!load.getFloors().empty())
+    return load.emitOpError("may start before its sub-view; the readers of a TMA ring cut "
+                            "a stage at the sub-view's end only: load it with `copy: ld`, or "
+                            "index the whole tensor"),
+           failure();
+  auto viewArg = dyn_cast<BlockArgument>(load.getView());
+  if (!viewArg)
+    return load.emitOpError("reads a view that is not a kernel argument"), failure();
+  ViewType view = cast<ViewType>(viewArg.getType());
+  TileType tile = load.getResult().getType();
+  if (view.getRank() > 5)
+    return load.emitOpError("reads a rank-")
+               << view.getRank() << " view; a TMA copy takes at most 5 dims",
+           failure();
+  RingPlan ring;
+  ring.load = load;
+  ring.pipeline = p.getName().str();
+  ring.leader = first;
+  ring.depth = p.getDepth();
+  ring.viewArg = viewArg.getArgNumber();
+  ArrayRef<int64_t> keep = load.getKeep();
+  for (int64_t d = 0; d < view.getRank(); ++d) {
+    auto pos = llvm::find(keep, d);
+    ring.box.push_back(pos == keep.end() ? 1 : tile.getShape()[pos - keep.begin()]);
+    if (ring.box.back() > 256)
+      return load.emitOpError("needs a TMA box of ")
+                 << ring.box.back() << " along view dim " << d << "; a box dim is at most 256",
+             failure();
+  }
+  int64_t elemBytes = tile.getElementType().getIntOrFloatBitWidth() / 8;
+  if (ring.box.back() * elemBytes % 16)
+    return load.emitOpError("copies rows of ")
+               << ring.box.back() * elemBytes
+               << " bytes; a TMA box row must be a multiple of 16 bytes",
+           failure();
+  ring.stageBytes = tile.getNumElements() * elemBytes;
+  ring.stageStride = alignTo(ring.stageBytes, kRingAlignment);
+  int owner = roleOwning(id);
+  if (owner < 0)
+    return load.emitOpError("is in pipeline '")
+               << ring.pipeline << "' but in no role: list it under the role that issues it",
+           failure();
+  ring.issuer = owner;
+  plan.rings.push_back(ring);
+  return success();
+}
+
+/// The rings of one pipeline share the full barriers of the load that
+/// comes first: every load of the group in one block (one copy of each a
+/// stage), issued by one role; each reading role waits at the first of
+/// them it reads.
+LogicalResult planPipelineGroups(KernelPlan &plan, ScheduleAttr schedule) {
+  for (unsigned g = 0; g < plan.rings.size(); ++g) {
+    SmallVector<unsigned> members;
+    for (auto [i, ring] : llvm::enumerate(plan.rings))
+      if (ring.leader == g)
+        members.push_back(i);
+    if (members.empty())
+      continue;
+    RingPlan &first = plan.rings[members.front()];
+    Block *block = first.load->getBlock();
+    unsigned leader = members.front();
+    int64_t bytes = 0;
+    for (unsigned m : members) {
+      const RingPlan &ring = plan.rings[m];
+      auto fail = [&](const Twine &why) {
+        InFlightDiagnostic diag = ring.load->emitOpError("is in pipeline '")
+                                  << ring.pipeline << "' with '"
+                                  << first.load->getAttrOfType<StringAttr>("tile.id").getValue()
+                                  << "', " << why;
+        noteScheduleLine(diag, schedule, {"pipelines"});
+        return failure();
+      };
+      if (ring.load->getBlock() != block)
+        return fail("but not in the same block: a pipeline's buffers are copied a stage at a "
+                    "time, one of each, so give each its own pipeline");
+      if (ring.issuer != first.issuer)
+        return fail("but another role issues it: one role copies a pipeline's stages");
+      if (ring.load->isBeforeInBlock(plan.rings[leader].load))
+        leader = m;
+      bytes += ring.stageBytes;
+    }
+    for (unsigned m : members) {
+      RingPlan &ring = plan.rings[m];
+      ring.leader = leader;
+      ring.groupBytes = m == leader ? bytes : 0;
+      ring.waitsFull.assign(plan.roles.size(), false);
+    }
+    // Each reading role waits at the first of the group's loads it reads
+    // (an issuer reads its served role's operands in place: it waits too).
+    for (unsigned r = 0; r < plan.roles.size(); ++r) {
+      std::optional<unsigned> at;
+      for (unsigned m : members) {
+        const RingPlan &ring = plan.rings[m];
+        bool reads = ring.consumedBy[r] || (plan.roles[r].issuesMma && ring.mmaOperand());
+        if (reads && (!at || ring.load->isBeforeInBlock(plan.rings[*at].load)))
+          at = m;
+      }
+      if (at)
+        plan.rings[*at].waitsFull[r] = true;
+    }
+  }
+  return success();
 }
 
 /// A `copy: bulk` pipeline of one buffer: the store it carries leaves through a ring of
@@ -719,72 +847,20 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
     bool out = p.getCopy().getValue() == "bulk";
     if (!out && p.getCopy().getValue() != "tma")
       continue;
-    if (p.getBuffers().size() != 1)
-      return kernel.emitOpError("pipeline '")
-                 << p.getName().getValue() << "' carries " << p.getBuffers().size()
-                 << " buffers; the GPU lowering builds one ring per buffer: give each its own "
-                    "pipeline",
-             failure();
     if (out) {
+      if (p.getBuffers().size() != 1)
+        return kernel.emitOpError("pipeline '")
+                   << p.getName().getValue() << "' carries " << p.getBuffers().size()
+                   << " stores; a bulk-copy ring carries one: give each its own pipeline",
+               failure();
       if (failed(planStoreRing(kernel, plan, p, byId, roleOwning)))
         return failure();
       continue;
     }
-    StringRef id = cast<StringAttr>(p.getBuffers()[0]).getValue();
-    auto load = dyn_cast_or_null<LoadOp>(byId.lookup(id));
-    if (!load)
-      return kernel.emitOpError("pipeline buffer '") << id << "' is not a load", failure();
-    // A TMA copy fills what lies outside the tensor with zeros; what lies
-    // past a limit inside it the readers mask again from shared memory.
-    if (load.getMasked() && load.getOther() && !load.getOther()->isZero())
-      return load.emitOpError("is masked with other = ")
-                 << formatDouble(load.getOther()->convertToDouble())
-                 << "; a TMA copy fills what lies outside the tensor with zeros: load it with "
-                    "`copy: ld`, or let masked-off elements read 0",
-             failure();
-    if (!load.getFloors().empty())
-      return load.emitOpError("may start before its sub-view; the readers of a TMA ring cut "
-                              "a stage at the sub-view's end only: load it with `copy: ld`, or "
-                              "index the whole tensor"),
-             failure();
-    auto viewArg = dyn_cast<BlockArgument>(load.getView());
-    if (!viewArg)
-      return load.emitOpError("reads a view that is not a kernel argument"), failure();
-    ViewType view = cast<ViewType>(viewArg.getType());
-    TileType tile = load.getResult().getType();
-    if (view.getRank() > 5)
-      return load.emitOpError("reads a rank-")
-                 << view.getRank() << " view; a TMA copy takes at most 5 dims",
-             failure();
-    RingPlan ring;
-    ring.load = load;
-    ring.pipeline = p.getName().str();
-    ring.depth = p.getDepth();
-    ring.viewArg = viewArg.getArgNumber();
-    ArrayRef<int64_t> keep = load.getKeep();
-    for (int64_t d = 0; d < view.getRank(); ++d) {
-      auto pos = llvm::find(keep, d);
-      ring.box.push_back(pos == keep.end() ? 1 : tile.getShape()[pos - keep.begin()]);
-      if (ring.box.back() > 256)
-        return load.emitOpError("needs a TMA box of ")
-                   << ring.box.back() << " along view dim " << d << "; a box dim is at most 256",
-               failure();
-    }
-    int64_t elemBytes = tile.getElementType().getIntOrFloatBitWidth() / 8;
-    if (ring.box.back() * elemBytes % 16)
-      return load.emitOpError("copies rows of ")
-                 << ring.box.back() * elemBytes
-                 << " bytes; a TMA box row must be a multiple of 16 bytes",
-             failure();
-    ring.stageBytes = tile.getNumElements() * elemBytes;
-    ring.stageStride = alignTo(ring.stageBytes, kRingAlignment);
-    int owner = roleOwning(id);
-    if (owner < 0)
-      return load.emitOpError("is in pipeline '")
-                 << ring.pipeline << "' but in no role: list it under the role that issues it",
-             failure();
-    ring.issuer = owner;
-    plan.rings.push_back(ring);
+    unsigned first = plan.rings.size();
+    for (StringRef id : p.getBuffers().getAsValueRange<StringAttr>())
+      if (failed(planLoadRing(kernel, plan, p, id, first, byId, roleOwning)))
+        return failure();
   }
 
   // What each role runs: the ops it lists (everything, for a lone role),
@@ -888,6 +964,8 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
   planFlagWaits(kernel, plan);
   SmallVector<StagePlacement> placement = planMmaOperandRings(plan, schedule);
   planSwizzledReads(plan);
+  if (failed(planPipelineGroups(plan, schedule)))
+    return failure();
   // tcgen05 operands read in place: the commit after the products frees
   // the stage as soon as they finish (no role reads the tile otherwise).
   if (MmaTiling::kindOf(schedule.getMma()) == MmaTiling::Kind::Tcgen05)

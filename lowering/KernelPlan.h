@@ -66,6 +66,14 @@ struct RingPlan : RingStages {
   /// Under tcgen05 an operand stage is freed by the product itself: the
   /// issuing thread's tcgen05.commit is its empty mbarrier's one arrival.
   bool freedByCommit = false;
+  /// A pipeline of several buffers: each has its stages and empty barriers,
+  /// but their copies all land on the full barriers of the group's first
+  /// load (`leader`, an index into KernelPlan::rings; its own for that
+  /// one), which expects `groupBytes`. So a reader waits once a stage for
+  /// all of them: at the group's first load it reads (`waitsFull`, per role).
+  unsigned leader = 0;
+  int64_t groupBytes = 0;
+  llvm::SmallVector<bool> waitsFull;
 };
 
 /// A store whose tiles the computing role hands, through a ring of
@@ -97,7 +105,11 @@ struct ResidentPlan {
   tile::DotOp update; // the product accumulated onto it
   mlir::Value factor; // rank-0 tile it is scaled by before the update, or null
   mlir::Operation *scale = nullptr, *sum = nullptr; // the mul (or null) and the add
-  unsigned role = 0;                                // the computing role that carries it
+  /// Held in registers and every product reading a copy of it issued before
+  /// the mul: the fragments are scaled where the mul is, while those
+  /// products run, not on the way to the update.
+  bool scalesAtMul = false;
+  unsigned role = 0; // the computing role that carries it
   int64_t columnOffset = 0, columns = 0;
 };
 

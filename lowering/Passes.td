@@ -45,7 +45,10 @@ def TileHoistLoads : Pass<"tile-hoist-loads", "::mlir::ModuleOp"> {
     waits for the norms of q and k, nor a gate's load for a reduction.
     Loads never leave their block: one under `scf.if` may be valid only
     when its condition holds (points are not masked), and one in a loop
-    body reads that iteration's window.
+    body reads that iteration's window. A load a schedule's pipeline
+    carries (`tile.pipeline`) has no trip to memory to start early (its
+    copies filled the stage ahead): it stops below a `tile.dot`, where its
+    wait for the stage runs while the product multiplies.
 
     Before:
     ```mlir
@@ -363,11 +366,17 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
     read after its own wait). Such a product's wait is not emitted after
     its commit but where something needs it: before the first op that reads
     its result, touches shared memory, issues a product that stages, opens
-    a region, or ends the block. Ops that only compute on registers, plain
-    global loads and stores, transposes in registers or read in place by a
+    a region, or ends the block. Ops that only compute on registers,
+    reductions (across warps through a scratch array of their own), plain
+    global loads and stores, reads of ring stages the role does not fill
+    (a role that also copies into the ring might wait there for a stage
+    the product frees), transposes in registers or read in place by a
     product, conversions through warp slices, and further such products
     (A from registers or a ring, B from a ring, no resident) are lowered
-    while it multiplies; wgmma groups complete in order, so an op that
+    while it multiplies; a `registers:` resident's scale (`S * s`) is
+    applied where its mul lies when every product reading a copy of S
+    comes before it (wgmma reads a copy from registers of its own), else
+    at the update; wgmma groups complete in order, so an op that
     needs the older of two products in flight waits with the newer one's
     groups still running (`wait_group 1`):
 
@@ -419,6 +428,18 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
       nvvm.mbarrier.try_wait.parity %full; llvm.load ... (the stage)
       ... ; nvvm.fence.proxy <async.shared>; nvvm.mbarrier.arrive %empty
       llvm.store ... (global)
+    A pipeline of several buffers builds a ring per buffer (stages, empty
+    barriers) whose copies all land on the full barriers of the load that
+    comes first; that load's copy arrives expecting every buffer's bytes,
+    and each reading role waits once a stage, at the first load it reads:
+
+      pipelines = [#tile.pipeline<name = "ring", buffers = ["a", "b"], ...>]
+      %a = tile.load ... {tile.id = "a"}; %b = tile.load ... {tile.id = "b"}
+    becomes, in the copying role,
+      try_wait %empty_a; arrive.expect_tx %full_a, bytes(a) + bytes(b);
+      copy a -> %full_a; try_wait %empty_b; copy b -> %full_a
+    and in a reading role
+      try_wait %full_a; read a ...; read b ...
     Under `mma: tcgen05` the operands stage the same way; one thread of the
     role issues `nvvm.tcgen05.mma` (64 or 128 rows) into the role's
     tensor-memory columns and `nvvm.tcgen05.commit`s to the role's mbarrier,

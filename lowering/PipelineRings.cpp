@@ -50,9 +50,12 @@ LogicalResult GpuKernelLowering::lowerRingLoad(const RingPlan &ring, LoadOp load
     auto [stage, parity] = ringPosition(ring, issued[index]);
     // The readers released this stage (a fresh barrier passes parity 1).
     waitBarrier(emptyBarrier(ring, stage), arith::XOrIOp::create(b, loc(), parity, cI32(1)));
-    Value full = ringBarrier(ring, stage);
-    NVVM::MBarrierArriveExpectTxOp::create(b, loc(), Type(), full, cI32(ring.stageBytes),
-                                           NVVM::MemScopeKind::CTA, false, Value());
+    // The group's first load arrives expecting every buffer's bytes: the
+    // stage is full once all of its copies have landed.
+    Value full = ringBarrier(plan.rings[ring.leader], stage);
+    if (ring.leader == index)
+      NVVM::MBarrierArriveExpectTxOp::create(b, loc(), Type(), full, cI32(ring.groupBytes),
+                                             NVVM::MemScopeKind::CTA, false, Value());
     // Coordinates innermost first, as the tensor map lists its dims. A
     // tensor-core operand comes as one box per K block (the swizzle's row).
     SmallVector<Value> coords;
@@ -75,7 +78,8 @@ LogicalResult GpuKernelLowering::lowerRingLoad(const RingPlan &ring, LoadOp load
   if (!ring.consumedBy[role] && !issuerReads)
     return success();
   auto [stage, parity] = ringPosition(ring, consumed[index]);
-  waitBarrier(ringBarrier(ring, stage), parity);
+  if (ring.waitsFull[role])
+    waitBarrier(ringBarrier(plan.rings[ring.leader], stage), parity);
   if (ring.mmaOperand()) {
     // Its product reads the stage in place and releases it.
     ringOperands[load.getResult()] = {&ring, stage, ringStage(ring, stage)};

@@ -366,7 +366,7 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
   // Onto a resident tile: scaled in place first, the product accumulated
   // where it lies, nothing read back.
   const ResidentPlan *onto = accumulatesOnto(op);
-  if (onto && onto->factor)
+  if (onto && onto->factor && !onto->scalesAtMul)
     scaleResident(*onto, regs[onto->factor][0]);
   bool ownAccumulators = ownsAccumulators(p, kind);
   // A that wgmma can read from this thread's registers is not staged.

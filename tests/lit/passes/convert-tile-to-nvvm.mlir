@@ -86,6 +86,38 @@ tile.kernel @ring(%N: index, %x: !tile.view<[N, 8, 64], f32> {tile.access = "in"
 
 // -----
 
+// A pipeline of two buffers: each has its stages, but both copies land on
+// the first load's full barrier, which expects both boxes' bytes (2 x 2048);
+// the second load issues its copy without an arrival of its own, and the
+// reading role waits once a stage, at the first load.
+// CHECK-LABEL: llvm.func @ring_group(
+// CHECK: nvvm.mbarrier.arrive.expect_tx %[[FULL:[^,]*]], %{{.*}}
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %{{.*}}, %[[FULL]], box
+// CHECK-NOT: nvvm.mbarrier.arrive.expect_tx
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: } else {
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK-NOT: nvvm.mbarrier.try_wait.parity
+// CHECK: llvm.return
+tile.kernel @ring_group(%N: index, %x: !tile.view<[N, 8, 64], f32> {tile.access = "in"},
+                        %z: !tile.view<[N, 8, 64], f32> {tile.access = "in"},
+                        %y: !tile.view<[N, 64], f32> {tile.access = "out"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 8, mma = "none",
+      roles = [#tile.role<name = "producer", firstWarp = 0, numWarps = 4, regs = 40, ops = ["t", "u"]>,
+               #tile.role<name = "compute", firstWarp = 4, numWarps = 4, regs = 232, ops = ["s", "st"]>],
+      pipelines = [#tile.pipeline<name = "ring", buffers = ["u", "t"], depth = 2, copy = "tma">]>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%n, %c0, %c0] window [1, 8, 64] keep [1, 2] {tile.id = "t"} : !tile.view<[N, 8, 64], f32> -> !tile.tile<8x64xf32>
+  %u = tile.load %z[%n, %c0, %c0] window [1, 8, 64] keep [1, 2] {tile.id = "u"} : !tile.view<[N, 8, 64], f32> -> !tile.tile<8x64xf32>
+  %tu = tile.add %t, %u : !tile.tile<8x64xf32>
+  %s = tile.reduce sum %tu axis 0 {tile.id = "s"} : !tile.tile<8x64xf32> -> !tile.tile<64xf32>
+  tile.store %s, %y[%n, %c0] window [1, 64] keep [1] {tile.id = "st"} : !tile.tile<64xf32>, !tile.view<[N, 64], f32>
+  tile.return
+}
+
+// -----
+
 // A ring read a row a lane (the schedule's layout): dense, the 32 lanes of
 // a warp would read one bank (rows of 256 bytes); so the copies write the
 // stage 128-byte swizzled, as two boxes of 32 columns (kiln.tensor_maps:

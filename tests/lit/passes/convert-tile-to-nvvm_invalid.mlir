@@ -172,3 +172,29 @@ tile.kernel @in_place_outer_pending(%N: index, %x: !tile.view<[N, 64, 64], bf16>
   }
   tile.return
 }
+
+// -----
+
+// A pipeline's buffers are copied a stage at a time, one of each: loads in
+// different blocks cannot share its barriers.
+tile.kernel @ring_group_blocks(%N: index, %x: !tile.view<[N, 8, 64], f32> {tile.access = "in"},
+                               %y: !tile.view<[N, 64], f32> {tile.access = "out"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 8, mma = "none",
+      roles = [#tile.role<name = "producer", firstWarp = 0, numWarps = 4, regs = 40, ops = ["t", "u"]>,
+               #tile.role<name = "compute", firstWarp = 4, numWarps = 4, regs = 232, ops = ["s", "st"]>],
+      pipelines = [#tile.pipeline<name = "ring", buffers = ["t", "u"], depth = 2, copy = "tma">]>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %t = tile.load %x[%n, %c0, %c0] window [1, 8, 64] keep [1, 2] {tile.id = "t"} : !tile.view<[N, 8, 64], f32> -> !tile.tile<8x64xf32>
+  %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%a = %t) -> (!tile.tile<8x64xf32>) {
+    // expected-error @+1 {{is in pipeline 'ring' with 't', but not in the same block}}
+    %u = tile.load %x[%i, %c0, %c0] window [1, 8, 64] keep [1, 2] {tile.id = "u"} : !tile.view<[N, 8, 64], f32> -> !tile.tile<8x64xf32>
+    %b = tile.add %a, %u : !tile.tile<8x64xf32>
+    scf.yield %b : !tile.tile<8x64xf32>
+  }
+  %s = tile.reduce sum %r axis 0 {tile.id = "s"} : !tile.tile<8x64xf32> -> !tile.tile<64xf32>
+  tile.store %s, %y[%n, %c0] window [1, 64] keep [1] {tile.id = "st"} : !tile.tile<64xf32>, !tile.view<[N, 64], f32>
+  tile.return
+}

@@ -90,3 +90,31 @@ tile.kernel @guarded(%N: index, %slots: !tile.view<[N], i32> {tile.access = "in"
   }
   tile.return
 }
+
+// -----
+
+// A pipeline's load (its stage filled ahead by its copies) stays below a
+// product before it: its wait then runs while the tensor cores multiply.
+// A plain load rises above it.
+// CHECK-LABEL: tile.kernel @ring_below_dot
+// CHECK: tile.load {{.*}} {tile.id = "x"}
+// CHECK-NEXT: tile.load {{.*}} {tile.id = "g"}
+// CHECK-NEXT: tile.dot
+// CHECK-NEXT: tile.load {{.*}} {tile.id = "r"
+tile.kernel @ring_below_dot(%N: index, %a: !tile.view<[N, 64, 64], bf16> {tile.access = "in"},
+                            %g: !tile.view<[N, 64], f32> {tile.access = "in"},
+                            %r: !tile.view<[N, 64], f32> {tile.access = "in"},
+                            %o: !tile.view<[N, 64, 64], f32> {tile.access = "out"}) attributes {dim_names = ["N"]} {
+  %c0 = arith.constant 0 : index
+  %n = tile.program_ids ["n"](%N) : index
+  %x = tile.load %a[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] {tile.id = "x"} : <[N, 64, 64], bf16> -> <64x64xbf16>
+  %d = tile.dot %x, %x : <64x64xbf16>, <64x64xbf16> -> <64x64xf32>
+  %gv = tile.load %g[%n, %c0] window [1, 64] keep [1] {tile.id = "g"} : <[N, 64], f32> -> <64xf32>
+  %rv = tile.load %r[%n, %c0] window [1, 64] keep [1] {tile.id = "r", tile.pipeline = "ring"} : <[N, 64], f32> -> <64xf32>
+  %rb = tile.broadcast %rv : <64xf32> -> <64x64xf32>
+  %gb = tile.broadcast %gv : <64xf32> -> <64x64xf32>
+  %s = tile.add %d, %rb : <64x64xf32>
+  %t = tile.add %s, %gb : <64x64xf32>
+  tile.store %t, %o[%n, %c0, %c0] window [1, 64, 64] keep [1, 2] : <64x64xf32>, <[N, 64, 64], f32>
+  tile.return
+}
