@@ -307,6 +307,16 @@ void LayoutSolver::applyFragmentLayouts() {
   if (kind != MmaTiling::Kind::Wgmma ||
       llvm::any_of(plan.roles, [](const RolePlan &r) { return r.issuesMma; }))
     return;
+  // A resident in registers comes in and goes out in its fragment's
+  // layout (the loop joins its value before, in and after the loop), so
+  // its load and store read and write the registers the update holds.
+  for (const ResidentPlan &res : plan.residents) {
+    std::string why;
+    FailureOr<MmaTiling> t = MmaTiling::get(*kind, res.update, plan.roles[res.role].numWarps, why);
+    if (res.inRegisters && succeeded(t))
+      if (LayoutAttr fragment = t->fragmentLayout(kernel.getContext()))
+        set(cast<scf::ForOp>(res.loop).getInitArgs()[res.index], fragment);
+  }
   auto all = [](Operation *) { return true; };
   kernel.walk([&](DotOp dot) {
     std::optional<DotPair> pair = pairContaining(*kind, dot, warps, all);

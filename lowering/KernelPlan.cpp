@@ -758,6 +758,50 @@ bool KernelPlan::stagesWholeLayout(Operation *op) const {
   return res && !res->inRegisters;
 }
 
+bool KernelPlan::stagesNothing(DotOp dot, int64_t warps) const {
+  std::optional<DotPair> pair = DotPair::of(dot);
+  if (pair && pair->sharesRhs)
+    return false; // each result's rows come back through shared memory
+  if (llvm::any_of(roles, [&](const RolePlan &r) { return r.issuesMma && r.runs.contains(dot); }))
+    return false;
+  std::string why;
+  FailureOr<MmaTiling> t = pair ? MmaTiling::get(MmaTiling::Kind::Wgmma, *pair, warps, why)
+                                : MmaTiling::get(MmaTiling::Kind::Wgmma, dot, warps, why);
+  if (failed(t))
+    return false;
+  auto inRing = [&](Value operand) {
+    Operation *load = stagedTile(operand).first.getDefiningOp();
+    const RingPlan *ring = load ? ringOf(load) : nullptr;
+    return ring && ring->mmaOperand();
+  };
+  MLIRContext *ctx = dot.getContext();
+  tile::LayoutAttr fragment = t->fragmentLayout(ctx);
+  // A from registers: GpuKernelLowering::readsARegisters.
+  auto aInRegisters = [&]() {
+    if (t->nParts != 1 || t->M != t->mTiles * 64 || t->mTiles % t->warpgroups)
+      return false;
+    Operation *def = dot.getLhs().getDefiningOp();
+    const ResidentPlan *res = def ? residentTouchedBy(def) : nullptr;
+    if (res && isa<CastOp>(def)) {
+      FailureOr<MmaTiling> held =
+          MmaTiling::get(MmaTiling::Kind::Wgmma, res->update, roles[res->role].numWarps, why);
+      return res->inRegisters && succeeded(held) && held->nParts == 1 && held->N == t->K &&
+             held->M == t->M && held->warpgroups == t->warpgroups;
+    }
+    return fragment && def && def->getAttrOfType<tile::LayoutAttr>(kLayoutAttr) == fragment;
+  };
+  if (!inRing(dot.getLhs()) && !aInRegisters())
+    return false;
+  if (!inRing(dot.getRhs()) || (pair && !inRing(pair->second.getRhs())))
+    return false;
+  if (const ResidentPlan *res = residentUpdatedBy(dot))
+    return res->inRegisters && res->inFragmentLayout;
+  auto inFragment = [&](DotOp d) {
+    return fragment && d->getAttrOfType<tile::LayoutAttr>(kLayoutAttr) == fragment;
+  };
+  return inFragment(dot) && (!pair || inFragment(pair->second));
+}
+
 const FlagWaitPlan *KernelPlan::flagWaitOf(Operation *wait) const {
   for (const FlagWaitPlan &f : flagWaits)
     if (tile::WaitOp w = f.wait; w.getOperation() == wait)
@@ -937,6 +981,19 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
                failure();
       res->role = computing;
       if (res->inRegisters) {
+        // Come in and go out in the fragment's layout: no staging rows.
+        std::string heldWhy;
+        FailureOr<MmaTiling> held = MmaTiling::get(MmaTiling::Kind::Wgmma, res->update,
+                                                   plan.roles[computing].numWarps, heldWhy);
+        auto loop = cast<scf::ForOp>(res->loop);
+        auto laidOut = [&](Value v) {
+          std::optional<TileLayout> l = assignedLayout(v);
+          return l ? l->attr(v.getContext()) : tile::LayoutAttr();
+        };
+        tile::LayoutAttr fragment =
+            succeeded(held) ? held->fragmentLayout(kernel.getContext()) : tile::LayoutAttr();
+        res->inFragmentLayout = fragment && laidOut(loop.getInitArgs()[res->index]) == fragment &&
+                                laidOut(loop.getResult(res->index)) == fragment;
         // The fragment lives in the registers of the warpgroups that issue
         // the update, each holding the same items on every iteration.
         const RolePlan &rp = plan.roles[computing];
@@ -1105,7 +1162,18 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
       return role.computes() && plan.layoutWarps > 1 &&
              movesInWarps(op, schedule.getMma(), plan.layoutWarps);
     };
+    bool wgmma = MmaTiling::kindOf(schedule.getMma()) == MmaTiling::Kind::Wgmma;
     role.stagingBytes = mostOf(kernel, role, largest, [&](Operation *op) -> int64_t {
+      // What the lowering moves in registers only takes no room.
+      if (auto dot = dyn_cast<DotOp>(op); dot && wgmma && plan.stagesNothing(dot, warps))
+        return 0;
+      if (auto tr = dyn_cast<TransposeOp>(op)) {
+        std::optional<TileLayout> in = assignedLayout(tr.getInput()),
+                                  out = assignedLayout(tr.getResult());
+        if ((MmaTiling::kindOf(schedule.getMma()) && foldsIntoDots(tr)) ||
+            (in && out && permutesRegisters(*in, *out, tr.getPermutation())))
+          return 0;
+      }
       return inWarps(op) ? 0
                          : stagingBytesOf(op, schedule.getMma(), warps,
                                           plan.stagesWholeLayout(op)

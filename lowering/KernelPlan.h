@@ -109,6 +109,11 @@ struct ResidentPlan {
   /// the mul: the fragments are scaled where the mul is, while those
   /// products run, not on the way to the update.
   bool scalesAtMul = false;
+  /// Held in registers, and its value before the loop and after it lie in
+  /// the fragment's layout (AssignLayouts gives them that where it can):
+  /// it comes in and goes out register for register, and takes no rows of
+  /// the staging area.
+  bool inFragmentLayout = false;
   unsigned role = 0; // the computing role that carries it
   int64_t columnOffset = 0, columns = 0;
 };
@@ -240,6 +245,12 @@ struct KernelPlan {
   /// in and goes out outside its loop, through rows at the area's start:
   /// GpuKernelLowering::residentTiling.)
   bool stagesWholeLayout(mlir::Operation *op) const;
+  /// Whether tensor-core product `dot` (wgmma, on `warps` warps) stages
+  /// nothing in shared memory, as the lowering plans it: A from registers
+  /// (a fragment, or a copy of a `registers:` resident) or in place in its
+  /// ring, B (and a pair's stacked operand) in place, the result kept in
+  /// the accumulators (a fragment, or a resident that meets no staging).
+  bool stagesNothing(tile::DotOp dot, int64_t warps) const;
   bool multiRole() const { return roles.size() > 1; }
 };
 

@@ -212,7 +212,10 @@ def TileAssignLayouts : Pass<"tile-assign-layouts", "::mlir::ModuleOp"> {
     result its columns of the fragment in that layout. A transpose of such a
     fragment takes the fragment's layout with its dims swapped, and a TMA
     ring load transposed into one is read in that swapped layout: such
-    transposes renumber registers and move nothing. The largest
+    transposes renumber registers and move nothing. A `registers:` resident
+    takes its update's fragment layout for its value before and after its
+    loop (the loop joins them with the value it carries), so it is loaded
+    and stored in the registers the update accumulates in. The largest
     tile nothing constrains then takes the default layout:
     16-byte vectors along the last dim, the lanes of a warp next, then warps
     down the leading dim. `dot`, `transpose` and `cumsum` move their data
@@ -411,8 +414,10 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
     Such an operand takes no room in the staging area (KernelPlan sizes it
     without it; only a tensor-memory resident's update keeps the whole
     layout, where its columns pass through the result rows; a resident in
-    registers meets the area only where it comes in and goes out whole,
-    outside its loop, through rows at the area's start). A product
+    registers comes in and goes out register for register where its value
+    before and after the loop lies in its fragment's layout, else through
+    rows at the area's start, outside its loop; a wgmma product that stages
+    nothing and a transpose that renumbers registers take no room). A product
     frees the stage once per copy: where it runs in the load's loop; never
     where the load lies outside every loop of a kernel that is not
     persistent (the copy fills it once: a start state every step reads); a

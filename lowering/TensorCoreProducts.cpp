@@ -1057,6 +1057,16 @@ MmaTiling GpuKernelLowering::residentTiling(const ResidentPlan &res) {
 
 void GpuKernelLowering::writeResident(const ResidentPlan &res, Value tile) {
   MmaTiling t = residentTiling(res);
+  if (res.inFragmentLayout) {
+    // The tile lies as the accumulators do: register for register.
+    const Regs &from = regs[tile];
+    Regs fragment(t.rounds() * t.nChunk / 2);
+    for (int64_t round = 0; round < t.rounds(); ++round)
+      for (int64_t j = 0; j < t.nChunk / 2; ++j)
+        fragment[round * t.nChunk / 2 + j] = from[t.fragmentRegister(round, j)];
+    fragments[&res] = fragment;
+    return;
+  }
   Type f32 = b.getF32Type(), i32 = b.getI32Type();
   Value dBase = stagingBase(t.dOffset);
   stageOutWith(
@@ -1110,6 +1120,15 @@ void GpuKernelLowering::writeResident(const ResidentPlan &res, Value tile) {
 
 void GpuKernelLowering::readResident(const ResidentPlan &res, Value result) {
   MmaTiling t = residentTiling(res);
+  if (res.inFragmentLayout) {
+    const Regs &fragment = fragments[&res];
+    Regs out(t.rounds() * t.nChunk / 2);
+    for (int64_t round = 0; round < t.rounds(); ++round)
+      for (int64_t j = 0; j < t.nChunk / 2; ++j)
+        out[t.fragmentRegister(round, j)] = fragment[round * t.nChunk / 2 + j];
+    regs[result] = out;
+    return;
+  }
   if (res.inRegisters) {
     const Regs &fragment = fragments[&res];
     Value dBase = stagingBase(t.dOffset);
