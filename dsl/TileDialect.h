@@ -36,6 +36,9 @@ inline constexpr llvm::StringLiteral kNameAttr = "tile.name";
 /// Name of the discardable attribute that holds the #tile.layout of an op's
 /// tile result (set by tile-assign-layouts on GPU targets).
 inline constexpr llvm::StringLiteral kLayoutAttr = "tile.layout";
+/// Name of the discardable attribute naming the schedule pipeline that
+/// carries a load or store (set by tile-apply-schedule).
+inline constexpr llvm::StringLiteral kPipelineAttr = "tile.pipeline";
 /// The most parent dims a #tile.layout has (and so the most dims of a tile
 /// a schedule's `layouts:` lays out): the views of the language have four.
 inline constexpr size_t kMaxLayoutRank = 4;

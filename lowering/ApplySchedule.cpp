@@ -51,7 +51,7 @@ LogicalResult applySchedule(KernelOp kernel, ScheduleAttr schedule) {
                << (out ? "store" : "load") << " of the kernel"
                << (op && out ? "; a load travels by `copy: tma`" : "")
                << (op && !out ? "; a store leaves by `copy: bulk`" : "");
-      op->setAttr("tile.pipeline", pipe.getName());
+      op->setAttr(kPipelineAttr, pipe.getName());
     }
   }
   return success();

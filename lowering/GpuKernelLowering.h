@@ -424,12 +424,6 @@ private:
   /// stacking A: its A may come from registers and its accumulators may be
   /// its results.
   bool ownsAccumulators(const Product &p, MmaTiling::Kind kind);
-  /// Whether `op`'s result (and its pair's, for a pair sharing A) is laid
-  /// out as `p`'s accumulators lie, so that it stays in them.
-  bool resultInFragment(DotOp op, const Product &p);
-  /// Whether wgmma can read `op`'s A from this thread's registers under
-  /// `t` (see registerOperandA), without building anything.
-  bool readsARegisters(DotOp op, const MmaTiling &t);
   /// wgmma with A from registers: the four 32-bit words of this thread's A
   /// fragment for each round and K step (round * K steps + step), where the
   /// dot's lhs is held as wgmma reads it: the result of a product in its
@@ -601,12 +595,6 @@ private:
   /// A fresh shared-memory array of `count` elements; returns its address.
   Value scratchBuffer(Type elem, int64_t count);
 };
-
-/// A transpose whose only users are dots on tensor cores: the dots stage
-/// its input directly (a K-major operand is the transposed one's rows).
-inline bool foldedIntoTensorCoreDots(TransposeOp tr, ScheduleAttr schedule) {
-  return MmaTiling::kindOf(schedule.getMma()) && foldsIntoDots(tr);
-}
 
 /// Whether `v` is provably a multiple of `n` (constants, and products or
 /// sums of such).

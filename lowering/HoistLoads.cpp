@@ -63,7 +63,7 @@ void hoist(Operation *op) {
   // it from shared memory: no trip to memory to start early. Below a
   // product it waits while the tensor cores multiply; above, on the
   // product's path.
-  bool fromRing = load && load->hasAttr("tile.pipeline");
+  bool fromRing = load && load->hasAttr(kPipelineAttr);
   Operation *stop = nullptr; // op goes right after this one (first without)
   for (Operation *prev = op->getPrevNode(); prev && !stop; prev = prev->getPrevNode()) {
     bool defines = llvm::any_of(prev->getResults(),

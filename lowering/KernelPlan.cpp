@@ -634,8 +634,7 @@ LogicalResult planPipelineGroups(KernelPlan &plan, ScheduleAttr schedule) {
       std::optional<unsigned> at;
       for (unsigned m : members) {
         const RingPlan &ring = plan.rings[m];
-        bool reads = ring.consumedBy[r] || (plan.roles[r].issuesMma && ring.mmaOperand());
-        if (reads && (!at || ring.load->isBeforeInBlock(plan.rings[*at].load)))
+        if (plan.readsRing(ring, r) && (!at || ring.load->isBeforeInBlock(plan.rings[*at].load)))
           at = m;
       }
       if (at)
@@ -758,6 +757,30 @@ bool KernelPlan::stagesWholeLayout(Operation *op) const {
   return res && !res->inRegisters;
 }
 
+bool KernelPlan::readsARegisters(DotOp dot, const MmaTiling &t) const {
+  if (t.nParts != 1 || t.M != t.mTiles * 64 || t.mTiles % t.warpgroups)
+    return false;
+  Operation *def = dot.getLhs().getDefiningOp();
+  const ResidentPlan *res = def ? residentTouchedBy(def) : nullptr;
+  if (res && isa<CastOp>(def)) {
+    std::string why;
+    FailureOr<MmaTiling> held =
+        MmaTiling::get(MmaTiling::Kind::Wgmma, res->update, roles[res->role].numWarps, why);
+    return res->inRegisters && succeeded(held) && held->nParts == 1 && held->N == t.K &&
+           held->M == t.M && held->warpgroups == t.warpgroups;
+  }
+  // fragmentLayout() is the same for every N: compare it with the lhs's.
+  tile::LayoutAttr fragment = t.fragmentLayout(dot.getContext());
+  return fragment && def && def->getAttrOfType<tile::LayoutAttr>(kLayoutAttr) == fragment;
+}
+
+bool KernelPlan::resultInFragment(DotOp dot, const std::optional<DotPair> &pair,
+                                  const MmaTiling &t) const {
+  tile::LayoutAttr fragment = t.fragmentLayout(dot.getContext());
+  return fragment && dot->getAttr(kLayoutAttr) == fragment &&
+         (!pair || pair->second->getAttr(kLayoutAttr) == fragment);
+}
+
 bool KernelPlan::stagesNothing(DotOp dot, int64_t warps) const {
   std::optional<DotPair> pair = DotPair::of(dot);
   if (pair && pair->sharesRhs)
@@ -774,32 +797,13 @@ bool KernelPlan::stagesNothing(DotOp dot, int64_t warps) const {
     const RingPlan *ring = load ? ringOf(load) : nullptr;
     return ring && ring->mmaOperand();
   };
-  MLIRContext *ctx = dot.getContext();
-  tile::LayoutAttr fragment = t->fragmentLayout(ctx);
-  // A from registers: GpuKernelLowering::readsARegisters.
-  auto aInRegisters = [&]() {
-    if (t->nParts != 1 || t->M != t->mTiles * 64 || t->mTiles % t->warpgroups)
-      return false;
-    Operation *def = dot.getLhs().getDefiningOp();
-    const ResidentPlan *res = def ? residentTouchedBy(def) : nullptr;
-    if (res && isa<CastOp>(def)) {
-      FailureOr<MmaTiling> held =
-          MmaTiling::get(MmaTiling::Kind::Wgmma, res->update, roles[res->role].numWarps, why);
-      return res->inRegisters && succeeded(held) && held->nParts == 1 && held->N == t->K &&
-             held->M == t->M && held->warpgroups == t->warpgroups;
-    }
-    return fragment && def && def->getAttrOfType<tile::LayoutAttr>(kLayoutAttr) == fragment;
-  };
-  if (!inRing(dot.getLhs()) && !aInRegisters())
+  if (!inRing(dot.getLhs()) && !readsARegisters(dot, *t))
     return false;
   if (!inRing(dot.getRhs()) || (pair && !inRing(pair->second.getRhs())))
     return false;
   if (const ResidentPlan *res = residentUpdatedBy(dot))
     return res->inRegisters && res->inFragmentLayout;
-  auto inFragment = [&](DotOp d) {
-    return fragment && d->getAttrOfType<tile::LayoutAttr>(kLayoutAttr) == fragment;
-  };
-  return inFragment(dot) && (!pair || inFragment(pair->second));
+  return resultInFragment(dot, pair, *t);
 }
 
 const FlagWaitPlan *KernelPlan::flagWaitOf(Operation *wait) const {
@@ -981,19 +985,6 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
                failure();
       res->role = computing;
       if (res->inRegisters) {
-        // Come in and go out in the fragment's layout: no staging rows.
-        std::string heldWhy;
-        FailureOr<MmaTiling> held = MmaTiling::get(MmaTiling::Kind::Wgmma, res->update,
-                                                   plan.roles[computing].numWarps, heldWhy);
-        auto loop = cast<scf::ForOp>(res->loop);
-        auto laidOut = [&](Value v) {
-          std::optional<TileLayout> l = assignedLayout(v);
-          return l ? l->attr(v.getContext()) : tile::LayoutAttr();
-        };
-        tile::LayoutAttr fragment =
-            succeeded(held) ? held->fragmentLayout(kernel.getContext()) : tile::LayoutAttr();
-        res->inFragmentLayout = fragment && laidOut(loop.getInitArgs()[res->index]) == fragment &&
-                                laidOut(loop.getResult(res->index)) == fragment;
         // The fragment lives in the registers of the warpgroups that issue
         // the update, each holding the same items on every iteration.
         const RolePlan &rp = plan.roles[computing];
@@ -1015,6 +1006,15 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
         if (t->items() % t->warpgroups)
           return fail("its " + Twine(t->items()) + " accumulator items do not split evenly over " +
                       Twine(t->warpgroups) + " warpgroups");
+        // Come in and go out in the fragment's layout: no staging rows.
+        auto loop = cast<scf::ForOp>(res->loop);
+        auto laidOut = [&](Value v) {
+          std::optional<TileLayout> l = assignedLayout(v);
+          return l ? l->attr(v.getContext()) : tile::LayoutAttr();
+        };
+        tile::LayoutAttr fragment = t->fragmentLayout(kernel.getContext());
+        res->inFragmentLayout = fragment && laidOut(loop.getInitArgs()[res->index]) == fragment &&
+                                laidOut(loop.getResult(res->index)) == fragment;
       }
       plan.residents.push_back(*res);
     }
@@ -1170,7 +1170,7 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
       if (auto tr = dyn_cast<TransposeOp>(op)) {
         std::optional<TileLayout> in = assignedLayout(tr.getInput()),
                                   out = assignedLayout(tr.getResult());
-        if ((MmaTiling::kindOf(schedule.getMma()) && foldsIntoDots(tr)) ||
+        if (foldedIntoTensorCoreDots(tr, schedule) ||
             (in && out && permutesRegisters(*in, *out, tr.getPermutation())))
           return 0;
       }

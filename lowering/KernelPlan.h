@@ -14,6 +14,7 @@
 #define KILN_LOWERING_KERNELPLAN_H
 
 #include "dsl/TileDialect.h"
+#include "lowering/MmaTiling.h"
 
 #include "llvm/ADT/DenseSet.h"
 
@@ -251,6 +252,21 @@ struct KernelPlan {
   /// ring, B (and a pair's stacked operand) in place, the result kept in
   /// the accumulators (a fragment, or a resident that meets no staging).
   bool stagesNothing(tile::DotOp dot, int64_t warps) const;
+  /// Whether product `dot`, tiled as `t` (wgmma), reads A from this
+  /// thread's registers: round r of warpgroup wg multiplies rows 64 (wg + r
+  /// * warpgroups) with no column parts, which the lhs holds there (a
+  /// fragment, or a cast of a `registers:` resident held alike).
+  bool readsARegisters(tile::DotOp dot, const MmaTiling &t) const;
+  /// Whether `dot`'s result (and `pair`'s second's) lie as `t`'s
+  /// accumulators do: it stays in them.
+  bool resultInFragment(tile::DotOp dot, const std::optional<DotPair> &pair,
+                        const MmaTiling &t) const;
+  /// Whether role `r` reads `ring`'s stages: it uses the tile, or issues
+  /// the products of the role it serves and so reads their operands in
+  /// place.
+  bool readsRing(const RingPlan &ring, unsigned r) const {
+    return ring.consumedBy[r] || (roles[r].issuesMma && ring.mmaOperand());
+  }
   bool multiRole() const { return roles.size() > 1; }
 };
 

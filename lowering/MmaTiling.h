@@ -246,6 +246,12 @@ std::optional<DotPair> pairRunning(MmaTiling::Kind kind, tile::DotOp first, int6
 std::optional<DotPair> pairContaining(MmaTiling::Kind kind, tile::DotOp dot, int64_t warps,
                                       llvm::function_ref<bool(mlir::Operation *)> runs);
 
+/// A transpose whose only users are dots on tensor cores: the dots stage
+/// its input directly (a K-major operand is the transposed one's rows).
+inline bool foldedIntoTensorCoreDots(tile::TransposeOp tr, tile::ScheduleAttr schedule) {
+  return MmaTiling::kindOf(schedule.getMma()) && foldsIntoDots(tr);
+}
+
 } // namespace kiln
 
 #endif

@@ -74,8 +74,7 @@ LogicalResult GpuKernelLowering::lowerRingLoad(const RingPlan &ring, LoadOp load
   // An issuer also reads the stages of tensor-core operands in place, after
   // their copies land; it reads nothing else, and frees nothing (the served
   // role releases them).
-  bool issuerReads = plan.roles[role].issuesMma && ring.mmaOperand();
-  if (!ring.consumedBy[role] && !issuerReads)
+  if (!plan.readsRing(ring, role))
     return success();
   auto [stage, parity] = ringPosition(ring, consumed[index]);
   if (ring.waitsFull[role])

@@ -398,7 +398,7 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
   // A result laid out as the accumulators lie stays in them.
   // (A pair sharing A: both results, side by side in the accumulators.)
   std::optional<Regs> inFragment;
-  if (!onto && ownAccumulators && resultInFragment(op, p))
+  if (!onto && ownAccumulators && plan.resultInFragment(op, p.pair, p.t))
     inFragment.emplace(t.rounds() * t.nChunk / 2);
   // A wgmma product that staged nothing and leaves its result in registers
   // used no shared memory of the role's: no barrier after it. (The ring
@@ -482,25 +482,8 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
   return success();
 }
 
-bool GpuKernelLowering::readsARegisters(DotOp op, const MmaTiling &t) {
-  // Round r of warpgroup wg multiplies rows 64 (wg + r * warpgroups) (no
-  // column parts): the rows a fragment layout, or a resident's plan, gives it.
-  if (t.nParts != 1 || t.M != t.mTiles * 64 || t.mTiles % t.warpgroups)
-    return false;
-  Operation *def = op.getLhs().getDefiningOp();
-  const ResidentPlan *res = def ? plan.residentTouchedBy(def) : nullptr;
-  if (res && isa<CastOp>(def)) {
-    MmaTiling held = residentTiling(*res);
-    return res->inRegisters && held.nParts == 1 && held.N == t.K && held.M == t.M &&
-           held.warpgroups == t.warpgroups;
-  }
-  // fragmentLayout() is the same for every N: compare it with the lhs's.
-  LayoutAttr fragment = t.fragmentLayout(b.getContext());
-  return fragment && def && def->getAttrOfType<LayoutAttr>(kLayoutAttr) == fragment;
-}
-
 std::optional<ARegisters> GpuKernelLowering::registerOperandA(DotOp op, const MmaTiling &t) {
-  if (!readsARegisters(op, t))
+  if (!plan.readsARegisters(op, t))
     return std::nullopt;
   Value lhs = op.getLhs();
   // v(round, i, h, c): this thread's element of the A tile at row 64 (wg +
@@ -706,12 +689,6 @@ bool GpuKernelLowering::ownsAccumulators(const Product &p, MmaTiling::Kind kind)
          (!p.pair || !p.pair->sharesRhs);
 }
 
-bool GpuKernelLowering::resultInFragment(DotOp op, const Product &p) {
-  LayoutAttr fragment = p.t.fragmentLayout(b.getContext());
-  return fragment && op->getAttr(kLayoutAttr) == fragment &&
-         (!p.pair || p.pair->second->getAttr(kLayoutAttr) == fragment);
-}
-
 bool GpuKernelLowering::issuesBesideProducts(DotOp op) {
   std::optional<MmaTiling::Kind> kind = MmaTiling::kindOf(schedule.getMma());
   if (kind != MmaTiling::Kind::Wgmma || plan.roles[role].issuesMma || accumulatesOnto(op))
@@ -723,8 +700,8 @@ bool GpuKernelLowering::issuesBesideProducts(DotOp op) {
   // What lowerTensorCoreDot decides: nothing staged (A in place or from
   // registers, B in place) and the result left in the accumulators.
   const Product &p = *planned;
-  return ownsAccumulators(p, *kind) && (p.aRing || readsARegisters(op, p.t)) && p.bRing &&
-         resultInFragment(op, p);
+  return ownsAccumulators(p, *kind) && (p.aRing || plan.readsARegisters(op, p.t)) && p.bRing &&
+         plan.resultInFragment(op, p.pair, p.t);
 }
 
 void GpuKernelLowering::takeAccumulators(const MmaTiling &t, int64_t round, Value acc,
