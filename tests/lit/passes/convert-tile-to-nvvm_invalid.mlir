@@ -198,3 +198,26 @@ tile.kernel @ring_group_blocks(%N: index, %x: !tile.view<[N, 8, 64], f32> {tile.
   tile.store %s, %y[%n, %c0] window [1, 64] keep [1] {tile.id = "st"} : !tile.tile<64xf32>, !tile.view<[N, 64], f32>
   tile.return
 }
+
+// -----
+
+// One role copies a pipeline's stages: a buffer another role issues cannot
+// share its barriers.
+tile.kernel @ring_group_roles(%N: index, %x: !tile.view<[N, 8, 64], f32> {tile.access = "in"},
+                              %z: !tile.view<[N, 8, 64], f32> {tile.access = "in"},
+                              %y: !tile.view<[N, 64], f32> {tile.access = "out"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 12, mma = "none",
+      roles = [#tile.role<name = "producer", firstWarp = 0, numWarps = 4, regs = 40, ops = ["t"]>,
+               #tile.role<name = "other", firstWarp = 4, numWarps = 4, regs = 40, ops = ["u"]>,
+               #tile.role<name = "compute", firstWarp = 8, numWarps = 4, regs = 232, ops = ["s", "st"]>],
+      pipelines = [#tile.pipeline<name = "ring", buffers = ["t", "u"], depth = 2, copy = "tma">]>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%n, %c0, %c0] window [1, 8, 64] keep [1, 2] {tile.id = "t"} : !tile.view<[N, 8, 64], f32> -> !tile.tile<8x64xf32>
+  // expected-error @+1 {{is in pipeline 'ring' with 't', but another role issues it: one role copies a pipeline's stages}}
+  %u = tile.load %z[%n, %c0, %c0] window [1, 8, 64] keep [1, 2] {tile.id = "u"} : !tile.view<[N, 8, 64], f32> -> !tile.tile<8x64xf32>
+  %tu = tile.add %t, %u : !tile.tile<8x64xf32>
+  %s = tile.reduce sum %tu axis 0 {tile.id = "s"} : !tile.tile<8x64xf32> -> !tile.tile<64xf32>
+  tile.store %s, %y[%n, %c0] window [1, 64] keep [1] {tile.id = "st"} : !tile.tile<64xf32>, !tile.view<[N, 64], f32>
+  tile.return
+}
