@@ -368,8 +368,9 @@ def Tile_SelectOp : Tile_Op<"select", [Pure, AllTypesMatch<["lhs", "rhs", "resul
 def Tile_CastOp : Tile_Op<"cast", [Pure]> {
   let summary = "elementwise conversion to another element type";
   let description = [{
-    Floats round to nearest even; float to integer truncates toward zero;
-    i1 converts to 0 / 1.
+    Floats round to nearest even (bf16 <-> f16 through f32, as neither
+    holds the other); float to integer truncates toward zero; i1 converts
+    to 0 / 1.
   }];
   let arguments = (ins Tile_TileType:$input);
   let results = (outs Tile_TileType:$result);

@@ -23,9 +23,13 @@ Value kiln::scalarCast(OpBuilder &nb, Location l, Value x, Type to) {
   if (from == to)
     return x;
   auto ff = dyn_cast<FloatType>(from), ft = dyn_cast<FloatType>(to);
-  if (ff && ft)
+  if (ff && ft) {
+    // bf16 <-> f16: neither holds the other (range, mantissa), so through f32.
+    if (ff.getWidth() == ft.getWidth())
+      return arith::TruncFOp::create(nb, l, to, arith::ExtFOp::create(nb, l, nb.getF32Type(), x));
     return ff.getWidth() < ft.getWidth() ? arith::ExtFOp::create(nb, l, to, x).getResult()
                                          : arith::TruncFOp::create(nb, l, to, x).getResult();
+  }
   if (!ff && ft)
     return from.isInteger(1) ? arith::UIToFPOp::create(nb, l, to, x).getResult()
                              : arith::SIToFPOp::create(nb, l, to, x).getResult();

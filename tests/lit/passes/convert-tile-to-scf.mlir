@@ -62,3 +62,17 @@ tile.kernel @limited(%N: index, %x: !tile.view<[N], f32> {tile.access = "inout"}
   tile.store %t, %x[%i] limits [%lim] window [4] keep [0] masked : !tile.tile<4xf32>, !tile.view<[N], f32>
   tile.return
 }
+
+// bf16 and f16 are both 16 bits and neither holds the other: the cast goes
+// through f32 (a truncf from bf16 to f16 does not verify).
+// CHECK-LABEL: func.func @bf16_to_f16
+// CHECK: %[[WIDE:.*]] = arith.extf %{{.*}} : bf16 to f32
+// CHECK: arith.truncf %[[WIDE]] : f32 to f16
+tile.kernel @bf16_to_f16(%N: index, %x: !tile.view<[N, 4], bf16> {tile.access = "in"}, %y: !tile.view<[N, 4], f16> {tile.access = "out"}) attributes {dim_names = ["N"]} {
+  %i = tile.program_ids ["i"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%i, %c0] window [1, 4] keep [1] masked : !tile.view<[N, 4], bf16> -> !tile.tile<4xbf16>
+  %h = tile.cast %t : !tile.tile<4xbf16> -> !tile.tile<4xf16>
+  tile.store %h, %y[%i, %c0] window [1, 4] keep [1] : !tile.tile<4xf16>, !tile.view<[N, 4], f16>
+  tile.return
+}
