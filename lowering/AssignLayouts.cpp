@@ -311,9 +311,11 @@ void LayoutSolver::applyFragmentLayouts() {
   // layout (the loop joins its value before, in and after the loop), so
   // its load and store read and write the registers the update holds.
   for (const ResidentPlan &res : plan.residents) {
+    if (!res.inRegisters)
+      continue;
     std::string why;
-    FailureOr<MmaTiling> t = MmaTiling::get(*kind, res.update, plan.roles[res.role].numWarps, why);
-    if (res.inRegisters && succeeded(t))
+    FailureOr<MmaTiling> t = plan.updateTiling(res, why);
+    if (succeeded(t))
       if (LayoutAttr fragment = t->fragmentLayout(kernel.getContext()))
         set(cast<scf::ForOp>(res.loop).getInitArgs()[res.index], fragment);
   }

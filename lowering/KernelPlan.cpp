@@ -757,17 +757,23 @@ bool KernelPlan::stagesWholeLayout(Operation *op) const {
   return res && !res->inRegisters;
 }
 
+FailureOr<MmaTiling> KernelPlan::updateTiling(const ResidentPlan &res, std::string &why) const {
+  return MmaTiling::get(res.inRegisters ? MmaTiling::Kind::Wgmma : MmaTiling::Kind::Tcgen05,
+                        res.update, roles[res.role].numWarps, why);
+}
+
 bool KernelPlan::readsARegisters(DotOp dot, const MmaTiling &t) const {
   if (t.nParts != 1 || t.M != t.mTiles * 64 || t.mTiles % t.warpgroups)
     return false;
   Operation *def = dot.getLhs().getDefiningOp();
   const ResidentPlan *res = def ? residentTouchedBy(def) : nullptr;
   if (res && isa<CastOp>(def)) {
+    if (!res->inRegisters)
+      return false;
     std::string why;
-    FailureOr<MmaTiling> held =
-        MmaTiling::get(MmaTiling::Kind::Wgmma, res->update, roles[res->role].numWarps, why);
-    return res->inRegisters && succeeded(held) && held->nParts == 1 && held->N == t.K &&
-           held->M == t.M && held->warpgroups == t.warpgroups;
+    FailureOr<MmaTiling> held = updateTiling(*res, why);
+    return succeeded(held) && held->nParts == 1 && held->N == t.K && held->M == t.M &&
+           held->warpgroups == t.warpgroups;
   }
   // fragmentLayout() is the same for every N: compare it with the lhs's.
   tile::LayoutAttr fragment = t.fragmentLayout(dot.getContext());
@@ -999,8 +1005,7 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
                       "''s products: a fragment lives in the issuing warpgroups' registers, so "
                       "the role holding the var must issue its own");
         std::string why;
-        FailureOr<MmaTiling> t =
-            MmaTiling::get(MmaTiling::Kind::Wgmma, res->update, rp.numWarps, why);
+        FailureOr<MmaTiling> t = plan.updateTiling(*res, why);
         if (failed(t))
           return fail(why);
         if (t->items() % t->warpgroups)

@@ -246,6 +246,9 @@ struct KernelPlan {
   /// in and goes out outside its loop, through rows at the area's start:
   /// GpuKernelLowering::residentTiling.)
   bool stagesWholeLayout(mlir::Operation *op) const;
+  /// The tensor-core tiling of resident `res`'s update, on its role's
+  /// warps: wgmma for one in registers, tcgen05 for one in tensor memory.
+  mlir::FailureOr<MmaTiling> updateTiling(const ResidentPlan &res, std::string &why) const;
   /// Whether tensor-core product `dot` (wgmma, on `warps` warps) stages
   /// nothing in shared memory, as the lowering plans it: A from registers
   /// (a fragment, or a copy of a `registers:` resident) or in place in its

@@ -1023,8 +1023,7 @@ void GpuKernelLowering::copyColumnsToRows(const MmaTiling &t, int64_t columnBase
 MmaTiling GpuKernelLowering::residentTiling(const ResidentPlan &res) {
   std::string why;
   // KernelPlan sized the columns from this plan: it cannot fail here.
-  MmaTiling t = *MmaTiling::get(res.inRegisters ? MmaTiling::Kind::Wgmma : MmaTiling::Kind::Tcgen05,
-                                res.update, plan.roles[res.role].numWarps, why);
+  MmaTiling t = *plan.updateTiling(res, why);
   // A resident in registers meets shared memory only where it is written
   // and read whole, outside its update: its rows start the area.
   if (res.inRegisters)
