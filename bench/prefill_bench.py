@@ -15,6 +15,7 @@ import argparse
 import json
 import math
 import os
+import re
 import sys
 
 import torch
@@ -111,8 +112,19 @@ def main():
               ("4x8192", [8192] * 4, 16, 32), ("varlen57", varlen_57(), 16, 32),
               ("1x32768", [32768], 16, 32)]
     if args.shapes:
-        keep = set(args.shapes.split(","))
-        shapes = [s for s in shapes if f"{s[0]}/{s[2]}" in keep]
+        keep = args.shapes.split(",")
+        known = {f"{s[0]}/{s[2]}": s for s in shapes}
+        shapes = []
+        for key in keep:
+            # Any NxL/H besides the bundled ones: N sequences of L tokens, HV = 2H.
+            m = re.fullmatch(r"(\d+)x(\d+)/(\d+)", key)
+            if key in known:
+                shapes.append(known[key])
+            elif m:
+                n, length, h = map(int, m.groups())
+                shapes.append((f"{n}x{length}", [length] * n, h, 2 * h))
+            else:
+                ap.error(f"--shapes: unknown shape '{key}' (NxL/H, or varlen57/16)")
     rows = []
     scale = 1 / math.sqrt(K)
     for name, lens, H, HV in shapes:
