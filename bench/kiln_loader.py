@@ -99,13 +99,16 @@ def _bind(params, name, args):
 class _Entry:
     """One kernel of an image: binds arguments and launches on torch's stream."""
 
-    def __init__(self, m, module, label):
+    def __init__(self, m, module, label, beside_shared=0):
         cu = _driver()
         self.m = m
         self.function = ctypes.c_void_p()
         _check(cu.cuModuleGetFunction(ctypes.byref(self.function), module,
                                       m["entry"].encode()), "cuModuleGetFunction")
-        shared = m.get("dynamic_shared_bytes", 0)
+        # Launched beside another, an exclusive kernel asks for the SM's
+        # whole shared memory (the launch's beside_shared_bytes).
+        self.beside_shared = beside_shared
+        shared = max(m.get("dynamic_shared_bytes", 0), beside_shared)
         if shared > 0:  # static + dynamic past 48 KB needs the opt-in: always opt in
             _check(cu.cuFuncSetAttribute(self.function, 8, ctypes.c_int(shared)),
                    "cuFuncSetAttribute")
@@ -158,7 +161,7 @@ class _Entry:
         grid = self._grid(self.bind(args))
         return grid[0] * grid[1] * grid[2] if grid else 0
 
-    def __call__(self, *args):
+    def __call__(self, *args, beside=False):
         dims = self.bind(args)
         m = self.m
         grid = self._grid(dims)
@@ -189,7 +192,8 @@ class _Entry:
         stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
         _check(_driver().cuLaunchKernel(self.function, grid[0], grid[1], grid[2],
                                         m["threads"], 1, 1,
-                                        m.get("dynamic_shared_bytes", 0), stream, params,
+                                        max(m.get("dynamic_shared_bytes", 0),
+                                            self.beside_shared if beside else 0), stream, params,
                                         None), f"cuLaunchKernel({self.name})")
 
 
@@ -225,7 +229,9 @@ class KilnKernel:
         # reference a run side by side must equal byte for byte).
         self.serial = False
         if "launches" in self.m:
-            self.steps = [_Entry(k, self.module, self.m["schedule"]) for k in self.m["kernels"]]
+            self.steps = [_Entry(k, self.module, self.m["schedule"],
+                                 launch.get("beside_shared_bytes", 0))
+                          for k, launch in zip(self.m["kernels"], self.m["launches"])]
             self._scratch = {}
         else:
             self.steps = None
@@ -264,7 +270,7 @@ class KilnKernel:
         launches = self.m["launches"]
         main = torch.cuda.current_stream()
         beside = [not self.serial and bool(launch.get("overlap")) and
-                  step.ctas(*self._step_args(launch, args)) < step.sms
+                  self._fits_beside(step, step.ctas(*self._step_args(launch, args)))
                   for launch, step in zip(launches, self.steps)]
         fork = None
         for i, (launch, step) in enumerate(zip(launches, self.steps)):
@@ -277,10 +283,17 @@ class KilnKernel:
             side = self._side_stream()
             side.wait_event(fork)
             with torch.cuda.stream(side):
-                step(*self._step_args(launch, args))
+                step(*self._step_args(launch, args), beside=True)
             done = torch.cuda.Event()
             done.record(side)
             main.wait_event(done)
+
+    @staticmethod
+    def _fits_beside(step, ctas):
+        """Whether a launch of `ctas` CTAs may run beside the one before it:
+        while it leaves an SM free, and half the SMs where each CTA takes an
+        SM to itself (an exclusive kernel's beside_shared_bytes)."""
+        return ctas < step.sms and (not step.beside_shared or 2 * ctas <= step.sms)
 
     def _side_stream(self):
         if not hasattr(self, "_side"):

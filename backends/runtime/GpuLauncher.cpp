@@ -65,10 +65,14 @@ std::unique_ptr<GpuKernel> GpuKernel::load(const KernelManifest &manifest, const
     }
     // Static plus dynamic shared memory past 48 KB needs the opt-in, and
     // the manifest may not know the static part (PTX images): always opt in.
-    if (km->dynamicSharedBytes > 0) {
+    // An exclusive launch beside another asks for more (besideSharedBytes).
+    int64_t shared = km->dynamicSharedBytes;
+    if (manifest.isOp())
+      shared =
+          std::max(shared, manifest.plan.launches[km - manifest.kernels.data()].besideSharedBytes);
+    if (shared > 0) {
       const int kMaxDynamicShared = 8; // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-      e = cuda::check(d->funcSetAttribute(f, kMaxDynamicShared, (int)km->dynamicSharedBytes),
-                      "cuFuncSetAttribute");
+      e = cuda::check(d->funcSetAttribute(f, kMaxDynamicShared, (int)shared), "cuFuncSetAttribute");
       if (!e.empty()) {
         error = e + " (kernel '" + km->entry + "')";
         return nullptr;
@@ -132,7 +136,7 @@ bool GpuKernel::ctasOf(const KernelManifest &k, const std::vector<ArgValue> &arg
 
 bool GpuKernel::launchOnDevice(const KernelManifest &k, cuda::Function function,
                                const std::vector<ArgValue> &args, cuda::Stream stream,
-                               std::string &error) {
+                               std::string &error, int64_t sharedBytes) {
   std::map<std::string, int64_t> dims;
   if (!bindArguments(k.signature, args, dims, error))
     return false;
@@ -225,7 +229,8 @@ bool GpuKernel::launchOnDevice(const KernelManifest &k, cuda::Function function,
   }
   if (e.empty())
     e = cuda::check(d->launchKernel(function, grid[0], grid[1], grid[2], (unsigned)k.threads, 1, 1,
-                                    (unsigned)k.dynamicSharedBytes, stream, params.data(), nullptr),
+                                    (unsigned)std::max(k.dynamicSharedBytes, sharedBytes), stream,
+                                    params.data(), nullptr),
                     "cuLaunchKernel");
   if (!e.empty()) {
     error = e + " (kernel '" + k.entry + "')";
@@ -313,8 +318,10 @@ bool GpuKernel::launch(const std::vector<ArgValue> &args, std::string &error,
     // A launch marked `overlap` starts where the launch before it starts:
     // each launch on the main stream is preceded by an event the next may
     // wait on. Only while its CTAs leave an SM free (waiting CTAs must not
-    // keep the ones that set their flags from starting); otherwise it runs
-    // in order, its flags set by then.
+    // keep the ones that set their flags from starting), and half the SMs
+    // where each of its CTAs takes an SM to itself (besideSharedBytes: the
+    // kernel before it would otherwise crawl on the few SMs left);
+    // otherwise it runs in order, its flags set by then.
     const unsigned kDisableTiming = 2; // CU_EVENT_DISABLE_TIMING
     int sms = e.empty() ? multiprocessors(e) : 0;
     cuda::Event before = nullptr; // recorded before the last launch on the main stream
@@ -325,14 +332,15 @@ bool GpuKernel::launch(const std::vector<ArgValue> &args, std::string &error,
       bool beside = i > 0 && m.plan.launches[i].overlap;
       if (beside && !ctasOf(m.kernels[i], kargs, ctas, err))
         return false;
-      if (!beside || ctas >= sms)
+      if (!beside || ctas >= sms || (m.plan.launches[i].besideSharedBytes && 2 * ctas > sms))
         return event(kDisableTiming, before, err) &&
                ok(d->eventRecord(before, mainStream), "cuEventRecord", err) &&
                launchOnDevice(m.kernels[i], functions[i], kargs, mainStream, err);
       cuda::Event done = nullptr;
       return event(kDisableTiming, done, err) &&
              ok(d->streamWaitEvent(sideStream, before, 0), "cuStreamWaitEvent", err) &&
-             launchOnDevice(m.kernels[i], functions[i], kargs, sideStream, err) &&
+             launchOnDevice(m.kernels[i], functions[i], kargs, sideStream, err,
+                            m.plan.launches[i].besideSharedBytes) &&
              ok(d->eventRecord(done, sideStream), "cuEventRecord", err) &&
              ok(d->streamWaitEvent(mainStream, done, 0), "cuStreamWaitEvent", err);
     };

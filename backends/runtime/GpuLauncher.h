@@ -36,10 +36,11 @@ private:
   bool ctasOf(const KernelManifest &k, const std::vector<ArgValue> &args, int64_t &ctas,
               std::string &error);
   /// Launches one kernel on `stream` on arguments whose `data` are device
-  /// pointers.
+  /// pointers, each CTA with its dynamic shared memory or `sharedBytes`,
+  /// whichever is more.
   bool launchOnDevice(const KernelManifest &k, cuda::Function f,
                       const std::vector<ArgValue> &deviceArgs, cuda::Stream stream,
-                      std::string &error);
+                      std::string &error, int64_t sharedBytes = 0);
   /// The SMs of the device.
   int multiprocessors(std::string &error);
 

@@ -124,6 +124,8 @@ Value OpPlan::toJson() const {
     q.set("args", Value::nums(launch.args));
     if (launch.overlap)
       q.set("overlap", Value::flag(true));
+    if (launch.besideSharedBytes)
+      q.set("beside_shared_bytes", Value::num(launch.besideSharedBytes));
     l.array.push_back(q);
   }
   v.set("launches", l);
@@ -178,6 +180,11 @@ bool OpPlan::fromJson(const Value &v, OpPlan &out, std::string &error) {
       if (!manifestField(g, Value::Bool, "launches[].overlap", error))
         return false;
       l.overlap = g->boolean;
+    }
+    if ((g = q.get("beside_shared_bytes"))) {
+      if (!manifestField(g, Value::Number, "launches[].beside_shared_bytes", error))
+        return false;
+      l.besideSharedBytes = g->asInt();
     }
     out.launches.push_back(l);
   }

@@ -27,6 +27,10 @@ struct OpPlan {
     /// stream), not after it; it waits on flags for what it reads. A runner
     /// may also launch it after: the flags are set by then.
     bool overlap = false;
+    /// Launched beside: the dynamic shared memory each CTA asks for, the
+    /// SM's whole (a schedule's `exclusive`), so that no CTA of the launch
+    /// before it shares an SM with one of this launch's. 0: its own.
+    int64_t besideSharedBytes = 0;
   };
   /// `dim name = align(of, multiple)`: `of` rounded up to a multiple.
   struct AlignedDim {

@@ -101,6 +101,12 @@ struct Schedule {
   /// reads from that kernel, which `signal`s it.
   bool overlap = false;
   SrcPos overlapPos;
+  /// A kernel whose CTAs each take an SM to themselves: it asks for the
+  /// target's whole shared memory, so that no other CTA, of it or of a
+  /// kernel running beside it, shares the SM (a latency-bound scan beside
+  /// a kernel that fills the rest of the GPU).
+  bool exclusive = false;
+  SrcPos exclusivePos;
   /// For an op of several kernels: one schedule per kernel named under
   /// `kernels:` (its `op` is the kernel). Each starts from this schedule's
   /// target, params, warps, mma, persistent and budgets; grid, roles,

@@ -264,7 +264,7 @@ void parse(const YAML::Node &root, Schedule &s) {
       k.op = {it->first.Scalar(), posOf(it->first)};
       onlyKeys(it->second,
                {"grid", "warps", "persistent", "mma", "swizzle", "mn_major", "roles", "pipelines",
-                "layouts", "budgets", "tensor_memory", "registers", "overlap"},
+                "layouts", "budgets", "tensor_memory", "registers", "overlap", "exclusive"},
                "the section of kernel '" + k.op.name + "'");
       parseKernelKeys(it->second, k);
       if (YAML::Node n = it->second["overlap"]) {
@@ -273,6 +273,15 @@ void parse(const YAML::Node &root, Schedule &s) {
         if (!s.target->isGpu && k.overlap)
           throw Reject{k.overlapPos, "target " + s.target->name +
                                          " runs an op's kernels one after another: no overlap"};
+      }
+      if (YAML::Node n = it->second["exclusive"]) {
+        k.exclusivePos = posOf(n);
+        k.exclusive = eitherWord(n, "exclusive", "true", "false");
+        if (!s.target->isGpu && k.exclusive)
+          throw Reject{k.exclusivePos, "target " + s.target->name + " has no SMs to reserve"};
+        if (k.exclusive && !k.overlap)
+          throw Reject{k.exclusivePos, "exclusive is for a kernel launched beside another "
+                                       "(overlap: true); launched after, it has the GPU to itself"};
       }
       s.sections.push_back(std::move(k));
     }

@@ -252,19 +252,33 @@ TEST_CASE("an op's manifest marks the launch that runs beside the one before it"
           "[runtime][ptx][op]") {
   KernelManifest m = prefillOpManifest("prefill_split_sm_90a_overlap");
   std::vector<std::string> beside;
+  int64_t besideShared = 0;
   for (const OpPlan::Launch &l : m.plan.launches)
-    if (l.overlap)
+    if (l.overlap) {
       beside.push_back(l.kernel);
-  CHECK(beside == std::vector<std::string>{"gdn_prefill_scan_pv"});
+      besideShared = l.besideSharedBytes;
+    }
+  CHECK(beside == std::vector<std::string>{"gdn_prefill_scan_fold"});
+  // `exclusive`: beside, each CTA asks for sm_90a's whole shared memory.
+  CHECK(besideShared == 232448);
+  for (const OpPlan::Launch &l : m.plan.launches)
+    if (!l.overlap)
+      CHECK(l.besideSharedBytes == 0);
   KernelManifest back;
   std::string error;
   REQUIRE(KernelManifest::fromJson(m.toJson(), back, error));
   CHECK(json::print(back.toJson()) == json::print(m.toJson()));
-  // The flag is a boolean.
+  // The flag is a boolean, the bytes a number.
   json::Value bad = m.toJson();
   const_cast<json::Value &>(*bad.get("launches")).array[2].set("overlap", json::Value::num(1));
   CHECK_FALSE(KernelManifest::fromJson(bad, back, error));
   CHECK(error.find("launches[].overlap") != std::string::npos);
+  bad = m.toJson();
+  const_cast<json::Value &>(*bad.get("launches"))
+      .array[3]
+      .set("beside_shared_bytes", json::Value::str("all"));
+  CHECK_FALSE(KernelManifest::fromJson(bad, back, error));
+  CHECK(error.find("launches[].beside_shared_bytes") != std::string::npos);
 }
 
 TEST_CASE("runOpPlan allocates scratch from the op's dims and launches in order", "[runtime][op]") {

@@ -228,8 +228,12 @@ bool kiln::buildForGpu(Compiled &c, bool assemble, GpuBuild &out, llvm::raw_ostr
     KernelManifest &m = out.manifest;
     m = {};
     m.plan = planOf(ops[0]);
-    for (OpPlan::Launch &l : m.plan.launches)
-      l.overlap = c.schedule.forKernel(l.kernel).overlap;
+    for (OpPlan::Launch &l : m.plan.launches) {
+      const Schedule &section = c.schedule.forKernel(l.kernel);
+      l.overlap = section.overlap;
+      if (section.exclusive)
+        l.besideSharedBytes = target.smemBytes;
+    }
     m.entry = ops[0].getSymName().str();
     m.signature = m.plan.signature;
     m.target = target.name;
