@@ -292,7 +292,8 @@ class KilnKernel:
     def _fits_beside(step, ctas):
         """Whether a launch of `ctas` CTAs may run beside the one before it:
         while it leaves an SM free, and half the SMs where each CTA takes an
-        SM to itself (an exclusive kernel's beside_shared_bytes)."""
+        SM to itself (an exclusive kernel's beside_shared_bytes). The twin
+        of OpPlan::Launch::runsBeside (backends/runtime/OpPlan.h)."""
         return ctas < step.sms and (not step.beside_shared or 2 * ctas <= step.sms)
 
     def _side_stream(self):

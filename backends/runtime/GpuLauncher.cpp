@@ -317,11 +317,8 @@ bool GpuKernel::launch(const std::vector<ArgValue> &args, std::string &error,
     };
     // A launch marked `overlap` starts where the launch before it starts:
     // each launch on the main stream is preceded by an event the next may
-    // wait on. Only while its CTAs leave an SM free (waiting CTAs must not
-    // keep the ones that set their flags from starting), and half the SMs
-    // where each of its CTAs takes an SM to itself (besideSharedBytes: the
-    // kernel before it would otherwise crawl on the few SMs left);
-    // otherwise it runs in order, its flags set by then.
+    // wait on. Only where OpPlan::Launch::runsBeside says so; otherwise it
+    // runs in order, its flags set by then.
     const unsigned kDisableTiming = 2; // CU_EVENT_DISABLE_TIMING
     int sms = e.empty() ? multiprocessors(e) : 0;
     cuda::Event before = nullptr; // recorded before the last launch on the main stream
@@ -332,7 +329,7 @@ bool GpuKernel::launch(const std::vector<ArgValue> &args, std::string &error,
       bool beside = i > 0 && m.plan.launches[i].overlap;
       if (beside && !ctasOf(m.kernels[i], kargs, ctas, err))
         return false;
-      if (!beside || ctas >= sms || (m.plan.launches[i].besideSharedBytes && 2 * ctas > sms))
+      if (!beside || !m.plan.launches[i].runsBeside(ctas, sms))
         return event(kDisableTiming, before, err) &&
                ok(d->eventRecord(before, mainStream), "cuEventRecord", err) &&
                launchOnDevice(m.kernels[i], functions[i], kargs, mainStream, err);

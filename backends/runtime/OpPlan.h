@@ -31,6 +31,15 @@ struct OpPlan {
     /// SM's whole (a schedule's `exclusive`), so that no CTA of the launch
     /// before it shares an SM with one of this launch's. 0: its own.
     int64_t besideSharedBytes = 0;
+    /// Whether a runner launches it beside, on a device of `sms` SMs, as
+    /// `ctas` CTAs: while they leave an SM free (resident CTAs that wait
+    /// must not keep the ones that set their flags from starting), and take
+    /// at most half the SMs where each takes one to itself (the launch
+    /// before it would crawl on the few left). bench/kiln_loader.py's
+    /// `_fits_beside` is its twin.
+    bool runsBeside(int64_t ctas, int64_t sms) const {
+      return overlap && ctas < sms && (!besideSharedBytes || 2 * ctas <= sms);
+    }
   };
   /// `dim name = align(of, multiple)`: `of` rounded up to a multiple.
   struct AlignedDim {

@@ -101,10 +101,11 @@ struct Schedule {
   /// reads from that kernel, which `signal`s it.
   bool overlap = false;
   SrcPos overlapPos;
-  /// A kernel whose CTAs each take an SM to themselves: it asks for the
-  /// target's whole shared memory, so that no other CTA, of it or of a
-  /// kernel running beside it, shares the SM (a latency-bound scan beside
-  /// a kernel that fills the rest of the GPU).
+  /// With `overlap`: launched beside, each of the kernel's CTAs takes an SM
+  /// to itself. The op's manifest gives the launch the target's whole
+  /// shared memory to ask for then (`beside_shared_bytes`), so that no
+  /// other CTA, of it or of the kernel beside, shares the SM (a
+  /// latency-bound scan beside a kernel that fills the rest of the GPU).
   bool exclusive = false;
   SrcPos exclusivePos;
   /// For an op of several kernels: one schedule per kernel named under

@@ -281,6 +281,19 @@ TEST_CASE("an op's manifest marks the launch that runs beside the one before it"
   CHECK(error.find("launches[].beside_shared_bytes") != std::string::npos);
 }
 
+TEST_CASE("a launch runs beside while it leaves an SM free, half of them if exclusive",
+          "[runtime][op]") {
+  OpPlan::Launch l;
+  CHECK_FALSE(l.runsBeside(1, 132)); // not marked overlap
+  l.overlap = true;
+  CHECK(l.runsBeside(131, 132));
+  CHECK_FALSE(l.runsBeside(132, 132));
+  l.besideSharedBytes = 232448;
+  CHECK(l.runsBeside(66, 132));
+  CHECK_FALSE(l.runsBeside(67, 132));
+  CHECK_FALSE(l.runsBeside(128, 132)); // 2x8192 16/32 would leave 4 SMs
+}
+
 TEST_CASE("runOpPlan allocates scratch from the op's dims and launches in order", "[runtime][op]") {
   OpPlan plan;
   plan.signature.name = "two_pass";
