@@ -606,6 +606,14 @@ LogicalResult GpuKernelLowering::lowerFor(scf::ForOp op) {
     if (body->mightHaveTerminator())
       body->getTerminator()->erase();
     b.setInsertionPointToEnd(body);
+    // A fragment the loop carries in registers was last defined by a wgmma
+    // (its update), waited for at the end of the step. ptxas does not see
+    // that wait across the back edge: at the first use of the fragment
+    // while a later product is in flight (the state's decay, beside the
+    // step's first product) it waits for every product ("warpgroup.wait is
+    // injected"). A wait for none here, where none is in flight, shows it.
+    if (llvm::any_of(residents, [](const ResidentPlan *res) { return res->inRegisters; }))
+      NVVM::WgmmaWaitGroupSyncOp::create(b, loc(), 0);
     for (Operation &inner : op.getBody()->without_terminator())
       if (failed(lowerOp(&inner)))
         return failure();

@@ -382,7 +382,11 @@ private:
   SmallVector<Value> issueWgmma(const MmaTiling &t, OperandAt a, OperandAt b,
                                 Regs *fragment = nullptr, Regs *results = nullptr,
                                 const ARegisters *aRegs = nullptr, bool deferWait = false);
-  /// Round `round`'s accumulators `acc` into `fragment` or `results`.
+  /// `acc` (a wgmma's accumulators) tied to the wait just made, so that
+  /// no use of them is moved above it.
+  Value waitedAccumulators(Value acc);
+  /// Round `round`'s accumulators `acc` into `fragment` or `results`, after
+  /// their wait.
   void takeAccumulators(const MmaTiling &t, int64_t round, Value acc, Regs *fragment,
                         Regs *results);
   /// `dot`'s result from columns [from, from + N) of a product's fragment,

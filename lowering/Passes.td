@@ -397,7 +397,15 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
       nvvm.wgmma.mma_async ... (%p's); nvvm.wgmma.commit.group.sync.aligned
       nvvm.wgmma.wait.group.sync.aligned 1; nvvm.mbarrier.arrive %empty_s
       nvvm.wgmma.wait.group.sync.aligned 0; nvvm.mbarrier.arrive %empty_p
-      ... (%p's accumulators) An operand
+      ... (%p's accumulators)
+
+    After each wait the accumulators pass through an empty asm (`=f` outputs
+    tied to them), so that LLVM moves no use of them above the wait; a loop
+    that carries a fragment in registers begins each step with a wait for
+    none, so that ptxas sees the last step's wait across the back edge.
+    Either way ptxas would otherwise wait for every product in flight where
+    the fragment or the results are first used (`kiln compile` reports such
+    waits). An operand
     that a TMA ring brings and nothing else reads (KernelPlan decides) is not
     staged: its copies land in the swizzled K-major layout (one 128-byte
     swizzled box per K block), the descriptors point into the ring's stage,

@@ -704,8 +704,32 @@ bool GpuKernelLowering::issuesBesideProducts(DotOp op) {
          plan.resultInFragment(op, p.pair, p.t);
 }
 
+Value GpuKernelLowering::waitedAccumulators(Value acc) {
+  // A wgmma's accumulators are defined only after its wait_group, but the
+  // wait as an intrinsic names none of them, and LLVM moves pure uses (a
+  // negation, a scale) above it, between the product and its wait: ptxas
+  // then waits right after the product ("warpgroup.wait is injected"),
+  // and the work meant to run beside it waits too. The registers go
+  // through an empty asm after the wait instead, so every use comes after.
+  auto type = cast<LLVM::LLVMStructType>(acc.getType());
+  int64_t n = static_cast<int64_t>(type.getBody().size());
+  std::string constraints;
+  for (int64_t j = 0; j < n; ++j)
+    constraints += "=f,";
+  for (int64_t j = 0; j < n; ++j)
+    constraints += std::to_string(j) + (j + 1 < n ? "," : "");
+  SmallVector<Value> words;
+  for (int64_t j = 0; j < n; ++j)
+    words.push_back(LLVM::ExtractValueOp::create(b, loc(), acc, j));
+  return LLVM::InlineAsmOp::create(b, loc(), type, words, b.getStringAttr(""),
+                                   b.getStringAttr(constraints), b.getUnitAttr(), UnitAttr(),
+                                   LLVM::TailCallKindAttr(), LLVM::AsmDialectAttr(), ArrayAttr())
+      .getResult(0);
+}
+
 void GpuKernelLowering::takeAccumulators(const MmaTiling &t, int64_t round, Value acc,
                                          Regs *fragment, Regs *results) {
+  acc = waitedAccumulators(acc);
   int64_t first = round * t.nChunk / 2;
   if (fragment) {
     for (int64_t j = 0; j < t.nChunk / 2; ++j)

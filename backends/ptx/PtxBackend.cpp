@@ -16,6 +16,7 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Triple.h"
 
+#include <map>
 #include <regex>
 
 using namespace mlir;
@@ -145,12 +146,23 @@ bool kiln::assemblePtx(const std::string &ptx, const TargetDesc &target, std::st
             report.log;
     return false;
   }
+  parsePtxasLog(report);
+  return true;
+}
+
+void kiln::parsePtxasLog(PtxasReport &report) {
   // One section per entry function; the whole report is the worst of them.
   static const std::regex fn("Compiling entry function '([^']+)'");
   static const std::regex regsRe("Used (\\d+) registers");
   static const std::regex smemRe("(\\d+) bytes smem");
   static const std::regex spill(
       "(\\d+) bytes stack frame, (\\d+) bytes spill stores, (\\d+) bytes spill loads");
+  // The advisories come before the sections, each naming its function.
+  static const std::regex injected("\\(C7517\\)[^\n]*in function '([^']+)'");
+  std::map<std::string, int> waits;
+  for (auto it = std::sregex_iterator(report.log.begin(), report.log.end(), injected);
+       it != std::sregex_iterator(); ++it)
+    ++waits[(*it)[1]];
   std::vector<std::pair<size_t, std::string>> starts;
   for (auto it = std::sregex_iterator(report.log.begin(), report.log.end(), fn);
        it != std::sregex_iterator(); ++it)
@@ -170,8 +182,10 @@ bool kiln::assemblePtx(const std::string &ptx, const TargetDesc &target, std::st
       e.spillStores = std::stoll(m[2]);
       e.spillLoads = std::stoll(m[3]);
     }
+    e.injectedWaits = waits[e.kernel];
     if (i == 0)
       report.kernel = e.kernel;
+    report.injectedWaits += e.injectedWaits;
     report.registers = std::max(report.registers, e.registers);
     report.sharedBytes = std::max(report.sharedBytes, e.sharedBytes);
     report.stackBytes = std::max(report.stackBytes, e.stackBytes);
@@ -179,5 +193,4 @@ bool kiln::assemblePtx(const std::string &ptx, const TargetDesc &target, std::st
     report.spillLoads += e.spillLoads;
     report.entries.push_back(e);
   }
-  return true;
 }

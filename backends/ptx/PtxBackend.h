@@ -30,6 +30,11 @@ struct PtxasReport {
   int64_t sharedBytes = 0; // static shared memory
   int64_t stackBytes = 0;
   int64_t spillStores = 0, spillLoads = 0;
+  /// Waits for the tensor cores that ptxas added where the PTX has none
+  /// (advisory C7517: registers a wgmma defines, used before a wait ptxas
+  /// can see): every product in flight waits there, so work meant to run
+  /// beside a product runs after it.
+  int injectedWaits = 0;
   std::string log; // everything ptxas printed
   /// Per entry function, when the image has several (an op's kernels);
   /// the fields above are then the largest (spills: the sum) of them.
@@ -44,6 +49,10 @@ std::string findPtxas();
 /// message when ptxas is missing or rejects the PTX.
 bool assemblePtx(const std::string &ptx, const TargetDesc &target, std::string &cubin,
                  PtxasReport &report, std::string &error);
+
+/// Fills `report` (its entries, the worst of them, the injected waits) from
+/// what ptxas -v printed, `report.log`.
+void parsePtxasLog(PtxasReport &report);
 
 } // namespace kiln
 

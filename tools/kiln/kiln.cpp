@@ -251,6 +251,10 @@ int compileCommand(const Args &a) {
         if (k->dynamicSharedBytes)
           llvm::errs() << "; " << k->dynamicSharedBytes
                        << " bytes dynamic shared memory (pipeline rings, staging)";
+        if (r->injectedWaits)
+          llvm::errs() << "; " << r->injectedWaits
+                       << " tensor-core waits added by ptxas (a wgmma's registers used "
+                          "before its wait)";
         llvm::errs() << "\n";
       }
     }
