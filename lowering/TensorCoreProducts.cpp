@@ -704,6 +704,25 @@ bool GpuKernelLowering::issuesBesideProducts(DotOp op) {
          plan.resultInFragment(op, p.pair, p.t);
 }
 
+/// `words` through an asm (`text`, maybe empty) that takes and gives back
+/// each of them (constraint `letter`): every use of what it returns comes
+/// after it, where LLVM would move a use of the words themselves anywhere.
+static Value throughAsm(OpBuilder &b, Location loc, ArrayRef<Value> words, StringRef letter,
+                        StringRef text) {
+  int64_t n = static_cast<int64_t>(words.size());
+  std::string constraints;
+  for (int64_t j = 0; j < n; ++j)
+    constraints += "=" + letter.str() + ",";
+  for (int64_t j = 0; j < n; ++j)
+    constraints += std::to_string(j) + (j + 1 < n ? "," : "");
+  auto type = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), llvm::map_to_vector(words, [](Value w) { return w.getType(); }));
+  return LLVM::InlineAsmOp::create(b, loc, type, words, b.getStringAttr(text),
+                                   b.getStringAttr(constraints), b.getUnitAttr(), UnitAttr(),
+                                   LLVM::TailCallKindAttr(), LLVM::AsmDialectAttr(), ArrayAttr())
+      .getResult(0);
+}
+
 Value GpuKernelLowering::waitedAccumulators(Value acc) {
   // A wgmma's accumulators are defined only after its wait_group, but the
   // wait as an intrinsic names none of them, and LLVM moves pure uses (a
@@ -711,20 +730,11 @@ Value GpuKernelLowering::waitedAccumulators(Value acc) {
   // then waits right after the product ("warpgroup.wait is injected"),
   // and the work meant to run beside it waits too. The registers go
   // through an empty asm after the wait instead, so every use comes after.
-  auto type = cast<LLVM::LLVMStructType>(acc.getType());
-  int64_t n = static_cast<int64_t>(type.getBody().size());
-  std::string constraints;
-  for (int64_t j = 0; j < n; ++j)
-    constraints += "=f,";
-  for (int64_t j = 0; j < n; ++j)
-    constraints += std::to_string(j) + (j + 1 < n ? "," : "");
+  int64_t n = static_cast<int64_t>(cast<LLVM::LLVMStructType>(acc.getType()).getBody().size());
   SmallVector<Value> words;
   for (int64_t j = 0; j < n; ++j)
     words.push_back(LLVM::ExtractValueOp::create(b, loc(), acc, j));
-  return LLVM::InlineAsmOp::create(b, loc(), type, words, b.getStringAttr(""),
-                                   b.getStringAttr(constraints), b.getUnitAttr(), UnitAttr(),
-                                   LLVM::TailCallKindAttr(), LLVM::AsmDialectAttr(), ArrayAttr())
-      .getResult(0);
+  return throughAsm(b, loc(), words, "f", "");
 }
 
 void GpuKernelLowering::takeAccumulators(const MmaTiling &t, int64_t round, Value acc,
@@ -1001,22 +1011,11 @@ SmallVector<Value> GpuKernelLowering::loadColumns(Value at, int64_t n) {
       NVVM::Tcgen05LdStShapeAttr::get(ctx, NVVM::Tcgen05LdStShape::SHAPE_32X32B), at, Value());
   // The loaded registers are defined only after tcgen05.wait::ld, but the
   // wait as an intrinsic names none of them, and LLVM moves their uses
-  // above it. The wait goes through the registers instead: an asm that
-  // takes and gives back each of them, so every use comes after it.
-  std::string constraints;
-  for (int64_t j = 0; j < n; ++j)
-    constraints += "=r,";
-  for (int64_t j = 0; j < n; ++j)
-    constraints += std::to_string(j) + (j + 1 < n ? "," : "");
+  // above it. The wait goes through the registers instead.
   SmallVector<Value> words;
   for (int64_t j = 0; j < n; ++j)
     words.push_back(LLVM::ExtractElementOp::create(b, loc(), loaded, cI32(j)));
-  auto wordsType = LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(n, i32));
-  Value waited = LLVM::InlineAsmOp::create(
-                     b, loc(), wordsType, words, b.getStringAttr("tcgen05.wait::ld.sync.aligned;"),
-                     b.getStringAttr(constraints), b.getUnitAttr(), UnitAttr(),
-                     LLVM::TailCallKindAttr(), LLVM::AsmDialectAttr(), ArrayAttr())
-                     .getResult(0);
+  Value waited = throughAsm(b, loc(), words, "r", "tcgen05.wait::ld.sync.aligned;");
   SmallVector<Value> out;
   for (int64_t j = 0; j < n; ++j)
     out.push_back(LLVM::ExtractValueOp::create(b, loc(), waited, j));
