@@ -20,7 +20,7 @@ import sys
 import torch
 import triton
 
-from kiln_loader import KilnKernel
+import kiln
 
 sys.path.insert(0, os.environ.get("FLA_PATH", ".peer"))
 from fla.ops.gated_delta_rule import fused_recurrent_gated_delta_rule  # noqa: E402
@@ -70,7 +70,7 @@ def main():
     ap.add_argument("--batches", default="1,8,64,128,256,512")
     ap.add_argument("--heads", default="4/8,16/32")
     args = ap.parse_args()
-    kernels = [KilnKernel(m) for m in args.manifests]
+    kernels = [kiln.load(m) for m in args.manifests]
     dev = torch.cuda.get_device_name()
     bw = copy_bandwidth()
     floor = launch_floor()

@@ -34,6 +34,6 @@ for c in .kiln-out/twins/sm_100a/*.cubin; do
     "UTMALDG $(grep -c UTMALDG /tmp/sass.txt) UTCATOMSWS $(grep -c UTCATOMSWS /tmp/sass.txt)" \
     "STL/LDL $(grep -c -E 'STL|LDL' /tmp/sass.txt)"
 done | tee "$OUT/twins_sass.log"
-python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl 2>/dev/null; export PYTHONPATH=/tmp/site:bench
+python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl 2>/dev/null; export PYTHONPATH=/tmp/site:bench:python
 PYTHONUNBUFFERED=1 FLA_PATH=.peer python3 bench/prefill_bench.py .kiln-out/twins/sm_90a/*.json --per-kernel \
   --json "$OUT/twins.json" 2>&1 | tee "$OUT/twins_bench.log"

@@ -36,5 +36,5 @@ for c in .kiln-out/sm100/*.cubin; do
   s="$OUT/$(basename "$c" .cubin).sass"
   echo "sass $(basename "$c"): UTMALDG $(grep -c UTMALDG "$s") SYNCS $(grep -c SYNCS "$s") USETMAXREG $(grep -c USETMAXREG "$s") LDG.E.128 $(grep -c 'LDG.E.128' "$s") LDS.128 $(grep -c 'LDS.128' "$s") STG.E.128 $(grep -c 'STG.E.128' "$s") LDL/STL $(grep -c -E '\b(LDL|STL)\b' "$s")"
 done
-python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl 2>/dev/null; export PYTHONPATH=/tmp/site:bench
+python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl 2>/dev/null; export PYTHONPATH=/tmp/site:bench:python
 PYTHONUNBUFFERED=1 FLA_PATH=.peer python3 bench/decode_bench.py "$KERNELS"/*.json --json "$OUT/decode.json" ${BATCHES:+--batches $BATCHES} 2>&1 | tee "$OUT/bench.log"

@@ -8,7 +8,7 @@ import sys
 
 import torch
 
-from kiln_loader import KilnKernel
+import kiln
 
 CASES = [  # manifest, M, N, tolerance (||c - ref|| / ||ref||)
     (".kiln-out/matmul/matmul_bf16.json", 256, 512, 1e-5),
@@ -28,10 +28,10 @@ def main():
     torch.manual_seed(0)
     failed = 0
     for path, M, N, tol in CASES:
-        kern = KilnKernel(path)
-        K = kern.m["consts"]["K"]
+        kern = kiln.load(path)
+        K = kern.manifest["consts"]["K"]
         c = torch.full((M, N), float("nan"), device="cuda")
-        if kern.m["entry"] == "matmul_bf16":
+        if kern.manifest["entry"] == "matmul_bf16":
             a = torch.randn(M, K, device="cuda").bfloat16()
             b = torch.randn(K, N, device="cuda").bfloat16()
             kern(a, b, c)
@@ -46,7 +46,7 @@ def main():
         err = ((c.double() - ref).norm() / ref.norm()).item()
         ok = not nan and err < tol
         failed += not ok
-        print(f"{kern.m['entry']:16s} M={M} N={N} K={K}: rel_err {err:.3e} (tol {tol:.0e})"
+        print(f"{kern.manifest['entry']:16s} M={M} N={N} K={K}: rel_err {err:.3e} (tol {tol:.0e})"
               f"{' NaN' if nan else ''} {'PASS' if ok else 'FAIL'}")
     sys.exit(1 if failed else 0)
 

@@ -35,7 +35,7 @@ for s in ${SANITIZE-sm_90a_simt sm_90a_wgmma sm_90a_wgmma_tma split_sm_90a_wgmma
     echo "$tool prefill_$s rc $rc ($(grep -E -c 'ERROR SUMMARY: 0|0 hazards|RACECHECK SUMMARY: 0' /tmp/sanitizer.log) clean summaries)"
   done
 done
-python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl 2>/dev/null; export PYTHONPATH=/tmp/site:bench
+python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl 2>/dev/null; export PYTHONPATH=/tmp/site:bench:python
 python3 bench/gpu_matmul_check.py || echo "FAIL: matmul check"
 # Ops whose manifests launch a kernel beside another (`overlap`): the same
 # bytes as one after the other, run after run (bench/prefill_overlap_check.py).

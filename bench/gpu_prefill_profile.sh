@@ -9,7 +9,7 @@ set -uo pipefail
 OUT=${OUT:-/tmp/kiln-out}
 mkdir -p "$OUT"
 python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl 2>/dev/null
-export PYTHONPATH=/tmp/site:bench
+export PYTHONPATH=/tmp/site:bench:python
 PYTHONUNBUFFERED=1 FLA_PATH=.peer python3 bench/prefill_bench.py "$@" --per-kernel \
   --shapes 1x8192/16 --json "$OUT/profile.json" 2>&1 | tee "$OUT/profile.log"
 NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)

@@ -21,7 +21,7 @@ import sys
 import torch
 import triton
 
-from kiln_loader import KilnKernel
+import kiln
 
 sys.path.insert(0, os.environ.get("FLA_PATH", ".peer"))
 from fla.ops.gated_delta_rule import chunk_gated_delta_rule  # noqa: E402
@@ -104,7 +104,7 @@ def main():
     ap.add_argument("--shapes", default=None,
                     help="only these shapes, e.g. 1x8192/16,varlen57/16 (name/H)")
     args = ap.parse_args()
-    kernels = [KilnKernel(m) for m in args.manifests]
+    kernels = [kiln.load(m) for m in args.manifests]
     dev = torch.cuda.get_device_name()
     rate = matmul_rate()
     print(f"# {dev}: bf16 matmul {rate / 1e12:.0f} TFLOP/s (8192^3, torch)")
@@ -166,14 +166,14 @@ def main():
             row[f"{tag}_graph_ms"] = t = triton.testing.do_bench_cudagraph(call, rep=20, return_mode="median")
             line += (f" | {tag} {t:8.3f} ms {flops / t / 1e9:6.1f} TFLOP/s x{row['fla_graph_ms'] / t:5.3f}"
                      f" (vs FLA o {row[f'{tag}_vs_fla_o']:.1e})")
-            if args.per_kernel and kern.steps is not None:
+            if args.per_kernel and kern.is_op:
                 parts = []
-                for i, step in enumerate(kern.steps):
+                for i, entry in enumerate(kern.entries):
                     alone = lambda: kern.launch_one(i, q[0], k[0], v[0], a[0], b[0], A_log,  # noqa: E731
                                                     dt_bias, cu, h0, hT, o, scale, 1)
                     ms = triton.testing.do_bench_cudagraph(alone, rep=20, return_mode="median")
-                    row[f"{tag}_{step.m['entry']}_ms"] = ms
-                    parts.append(f"{step.m['entry']} {ms:.3f}")
+                    row[f"{tag}_{entry}_ms"] = ms
+                    parts.append(f"{entry} {ms:.3f}")
                 line += " [" + ", ".join(parts) + "]"
         rows.append(row)
         print(line, flush=True)

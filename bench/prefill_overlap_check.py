@@ -1,7 +1,7 @@
 """Kernels side by side give the same bytes as one after the other.
 
 For each shape, runs a Kiln prefill op once with every launch after the one
-before it (KilnKernel.serial), then `--runs` times as its manifest says
+before it (kiln.Kernel.serial), then `--runs` times as its manifest says
 (`overlap` launches beside the one before, waiting on flags), fresh NaN-
 poisoned outputs each time, and requires o and the final state to equal the
 serial run's byte for byte: a chunk read before its flag was set, or a flag
@@ -17,7 +17,7 @@ import sys
 
 import torch
 
-from kiln_loader import KilnKernel
+import kiln
 from prefill_bench import make_inputs, varlen_57
 
 sys.path.insert(0, os.environ.get("FLA_PATH", ".peer"))
@@ -37,7 +37,7 @@ def main():
     scale = 1 / math.sqrt(128)
     failed = 0
     for path in args.manifests:
-        kern = KilnKernel(path)
+        kern = kiln.load(path)
         for name, lens, H, HV in shapes:
             q, k, v, a, b, A_log, dt_bias, h0, cu = make_inputs(lens, H, HV, seed=7)
             T = sum(lens)

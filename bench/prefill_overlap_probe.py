@@ -7,7 +7,7 @@ it is not a correct way to run the op (nothing makes the scan wait for the
 chunks it reads), and it checks nothing. It measures what running the two
 kernels concurrently could gain.
 
-usage (GPU machine): PYTHONPATH=bench FLA_PATH=.peer \
+usage (GPU machine): PYTHONPATH=bench:python FLA_PATH=.peer \
     python3 bench/prefill_overlap_probe.py SPLIT_MANIFEST.json
 """
 import math
@@ -16,11 +16,11 @@ import sys
 import torch
 import triton
 
-from kiln_loader import KilnKernel
+import kiln
 from prefill_bench import make_inputs, varlen_57
 
 V = 128
-kern = KilnKernel(sys.argv[1])
+kern = kiln.load(sys.argv[1])
 print(torch.cuda.get_device_name())
 SHAPES = [("1x8192", [8192], 16, 32), ("1x8192", [8192], 4, 8), ("4x8192", [8192] * 4, 16, 32),
           ("varlen57", varlen_57(), 16, 32), ("1x32768", [32768], 16, 32)]

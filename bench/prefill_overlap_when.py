@@ -1,6 +1,6 @@
 """Probe: when each kernel of an overlapped split prefill op finishes.
 
-Runs the op's launches as bench/kiln_loader.py does (the scan beside the
+Runs the op's launches as kiln's launcher does (the scan beside the
 chunk kernel, on a high-priority stream), but with CUDA events instead of
 graph replay: a sleep kernel first holds the GPU while the host enqueues
 both, then events mark when the chunk kernel and the scan end, from the
@@ -9,7 +9,7 @@ once (in graph replay the chunk kernel starts a little earlier): the
 placement, and so the times, can differ from prefill_bench.py's. It checks
 nothing (prefill_overlap_check.py does).
 
-usage (GPU machine): PYTHONPATH=bench python3 bench/prefill_overlap_when.py M.json...
+usage (GPU machine): PYTHONPATH=bench:python python3 bench/prefill_overlap_when.py M.json...
 """
 import math
 import statistics
@@ -17,15 +17,15 @@ import sys
 
 import torch
 
-from kiln_loader import KilnKernel
+import kiln
 from prefill_bench import make_inputs
 
 V = 128
 SHAPES = [("1x8192", [8192], 16, 32), ("1x32768", [32768], 16, 32)]  # scans fewer than SMs
 
 for path in sys.argv[1:]:
-    kern = KilnKernel(path)
-    launches = kern.m["launches"]
+    kern = kiln.load(path)
+    launches = kern.manifest["launches"]
     beside = [i for i, l in enumerate(launches) if l.get("overlap")]
     if len(beside) != 1:
         sys.exit(f"{path}: expected one launch marked overlap, found {len(beside)}")
@@ -37,7 +37,7 @@ for path in sys.argv[1:]:
                 1 / math.sqrt(128), 1)
         kern(*args)
         torch.cuda.synchronize()
-        main, side = torch.cuda.current_stream(), kern._side_stream()
+        main, side = torch.cuda.current_stream(), kern.side_stream
         times = []
         for it in range(30):
             start, before_done, beside_done = (torch.cuda.Event(enable_timing=True) for _ in range(3))

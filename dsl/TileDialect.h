@@ -33,6 +33,12 @@ inline constexpr llvm::StringLiteral kOpIdAttr = "tile.id";
 inline constexpr llvm::StringLiteral kAccessAttr = "tile.access";
 /// Name of the argument attribute that holds a parameter's source name.
 inline constexpr llvm::StringLiteral kNameAttr = "tile.name";
+/// On an output parameter: the relative error it may have against the op's
+/// float64 reference (`tolerance 2e-2` in the source), an f64.
+inline constexpr llvm::StringLiteral kToleranceAttr = "tile.tolerance";
+/// On an integer parameter: the range `kiln run` draws it from (`range
+/// 0..N`), [lo, hi): each an integer or the name of a runtime dim.
+inline constexpr llvm::StringLiteral kRangeAttr = "tile.range";
 /// Name of the discardable attribute that holds the #tile.layout of an op's
 /// tile result (set by tile-assign-layouts on GPU targets).
 inline constexpr llvm::StringLiteral kLayoutAttr = "tile.layout";

@@ -75,8 +75,9 @@ static LogicalResult verifySignature(FuncLike op, const char *whatReturnsNothing
       }
       continue;
     }
-    if (!t.isF32() && !t.isInteger(32) && !t.isInteger(64))
-      return op.emitOpError("scalar argument ") << i << " must be f32, i32 or i64, got " << t;
+    // f64: scalars of the float64 reference (the source's promoted f32).
+    if (!t.isF32() && !t.isF64() && !t.isInteger(32) && !t.isInteger(64))
+      return op.emitOpError("scalar argument ") << i << " must be f32, f64, i32 or i64, got " << t;
   }
   return success();
 }
@@ -102,6 +103,13 @@ llvm::StringMap<Operation *> KernelOp::getOpsById() {
       byId[id.getValue()] = op;
   });
   return byId;
+}
+
+Operation *KernelOp::copiedBy(Operation *op) {
+  if (auto cast = dyn_cast_or_null<CastOp>(op))
+    if (auto load = cast.getInput().getDefiningOp<LoadOp>())
+      return load;
+  return op;
 }
 
 LogicalResult KernelOp::verify() { return verifySignature(*this, "kernels"); }
@@ -444,9 +452,13 @@ LogicalResult DotOp::verify() {
     return emitOpError("operands must be float tiles");
   if (a.getShape()[1] != b.getShape()[0])
     return emitOpError("contracting dims differ: ") << a.getShape()[1] << " vs " << b.getShape()[0];
+  // Products sum in f32, or in f64 when both operands are f64 (the float64 reference).
+  bool f64 = a.getElementType().isF64() && b.getElementType().isF64();
   if (c.getShape() != ArrayRef<int64_t>{a.getShape()[0], b.getShape()[1]} ||
-      !c.getElementType().isF32())
-    return emitOpError("result must be ") << a.getShape()[0] << "x" << b.getShape()[1] << "xf32";
+      c.getElementType() !=
+          (f64 ? Type(Float64Type::get(getContext())) : Float32Type::get(getContext())))
+    return emitOpError("result must be ")
+           << a.getShape()[0] << "x" << b.getShape()[1] << (f64 ? "xf64" : "xf32");
   if (getAcc() && getAcc().getType() != c)
     return emitOpError("accumulator must have the result type");
   return success();

@@ -80,6 +80,10 @@ def Tile_KernelOp : Tile_Op<"kernel", [IsolatedFromAbove, FunctionOpInterface, S
     class ProgramIdsOp getProgramIds();
     /// Every op of the body that has a stable ID (`tile.id`), by that ID.
     ::llvm::StringMap<::mlir::Operation *> getOpsById();
+    /// The op a pipeline copies when its buffers name `op`: `op` itself,
+    /// or, for a cast of a load (`let S0 = load(...) as f32` names the
+    /// cast), that load: the copy brings the stored type, the reader casts.
+    static ::mlir::Operation *copiedBy(::mlir::Operation *op);
   }];
 }
 
@@ -284,7 +288,7 @@ def Tile_IotaOp : Tile_Op<"iota", [Pure]> {
 
 def Tile_SplatOp : Tile_Op<"splat", [Pure]> {
   let summary = "a tile with every element equal to a scalar value";
-  let arguments = (ins AnyTypeOf<[I1, F32, I32, I64]>:$input);
+  let arguments = (ins AnyTypeOf<[I1, F32, F64, I32, I64]>:$input);
   let results = (outs Tile_TileType:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;

@@ -42,9 +42,9 @@ LogicalResult applySchedule(KernelOp kernel, ScheduleAttr schedule) {
   }
   for (auto pipe : schedule.getPipelines().getAsRange<PipelineAttr>()) {
     for (StringRef id : pipe.getBuffers().getAsValueRange<StringAttr>()) {
-      Operation *op = byId.lookup(id);
       // Bulk copies carry stores out; every other copy brings loads in.
       bool out = pipe.getCopy().getValue() == "bulk";
+      Operation *op = out ? byId.lookup(id) : KernelOp::copiedBy(byId.lookup(id));
       if (!op || (out ? !isa<StoreOp>(op) : !isa<LoadOp>(op)))
         return kernel.emitOpError("pipeline '")
                << pipe.getName().getValue() << "' carries '" << id << "', which is not a "

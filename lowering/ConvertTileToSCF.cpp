@@ -397,18 +397,18 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
       })
       .Case([&](DotOp dot) {
         Value a = in(dot.getLhs()), bb = in(dot.getRhs());
-        Type f32 = b.getF32Type();
+        Type sumType = dot.getType().getElementType(); // f64 in the float64 reference
         if (dot.getAcc())
           copy(in(dot.getAcc()), result, shape);
         else
           forEach(shape, [&](OpBuilder &nb, ValueRange ivs) {
-            storeAt(nb, scalarConstant(nb, loc(), f32, 0.0), result, ivs);
+            storeAt(nb, scalarConstant(nb, loc(), sumType, 0.0), result, ivs);
           });
         int64_t kDim = dot.getLhs().getType().getShape()[1];
         forEach({shape[0], kDim, shape[1]}, [&](OpBuilder &nb, ValueRange ivs) {
           Value m = ivs[0], k = ivs[1], n = ivs[2];
-          Value x = scalarCast(nb, loc(), loadAt(nb, a, {m, k}), f32);
-          Value y = scalarCast(nb, loc(), loadAt(nb, bb, {k, n}), f32);
+          Value x = scalarCast(nb, loc(), loadAt(nb, a, {m, k}), sumType);
+          Value y = scalarCast(nb, loc(), loadAt(nb, bb, {k, n}), sumType);
           Value acc = loadAt(nb, result, {m, n});
           Value fma = math::FmaOp::create(nb, l, x, y, acc);
           storeAt(nb, fma, result, {m, n});

@@ -858,6 +858,13 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
   plan.warps = schedule.getWarps();
   plan.persistent = schedule.getPersistent();
   llvm::StringMap<Operation *> byId = kernel.getOpsById();
+  // A pipeline buffer that names a cast of a load stands for the load: the
+  // role listing it issues the copy, and whoever uses the cast reads the ring.
+  for (Attribute a : schedule.getPipelines())
+    for (StringRef id : cast<PipelineAttr>(a).getBuffers().getAsValueRange<StringAttr>())
+      if (Operation *op = byId.lookup(id))
+        if (Operation *load = KernelOp::copiedBy(op); load != op && load->hasAttr(kPipelineAttr))
+          byId[id] = load;
 
   for (Attribute a : schedule.getRoles()) {
     auto r = cast<RoleAttr>(a);

@@ -164,3 +164,16 @@ float kiln::fromBf16(uint16_t x) {
   std::memcpy(&f, &u, 4);
   return f;
 }
+
+uint16_t kiln::toF16(float x) {
+  _Float16 h = (_Float16)x;
+  uint16_t u;
+  std::memcpy(&u, &h, 2);
+  return u;
+}
+
+float kiln::fromF16(uint16_t x) {
+  _Float16 h;
+  std::memcpy(&h, &x, 2);
+  return (float)h;
+}

@@ -37,7 +37,8 @@ struct CheckResult {
   double relError = 0;
   double tolerance = 0;
   bool nan = false; // NaN or Inf anywhere in the output
-  bool ok() const { return !nan && relError < tolerance; }
+  /// A tolerance of 0 (integer outputs) asks for an exact match.
+  bool ok() const { return !nan && (relError < tolerance || (tolerance == 0 && relError == 0)); }
 };
 
 using Launcher = std::function<bool(const std::vector<ArgValue> &, std::string &)>;
@@ -81,6 +82,9 @@ bool printChecks(const std::vector<CheckResult> &checks);
 /// bf16 as its 16 bits: round to nearest even, and back.
 uint16_t toBf16(float x);
 float fromBf16(uint16_t x);
+/// f16 as its 16 bits: round to nearest even, and back.
+uint16_t toF16(float x);
+float fromF16(uint16_t x);
 
 } // namespace kiln
 

@@ -4,7 +4,9 @@
 #        bash tools/setup.sh --check    (then run the main job: kiln check ops)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-pkgs="llvm-22-dev libmlir-22-dev mlir-22-tools libyaml-cpp-dev libfmt-dev catch2 ninja-build cmake g++"
+# python3-*: the Python package's tests (pytest, numpy; pip installs it).
+pkgs="llvm-22-dev libmlir-22-dev mlir-22-tools libyaml-cpp-dev libfmt-dev catch2 ninja-build cmake g++
+      python3-numpy python3-pytest python3-pip"
 missing=""
 for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then

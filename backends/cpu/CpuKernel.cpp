@@ -122,6 +122,7 @@ bool CpuKernel::launchKernel(const KernelSignature &sig, const std::vector<ArgVa
   std::vector<FlatMemRef> descs(args.size());
   std::vector<FlatMemRef *> descPtrs(args.size());
   std::vector<float> f32s(args.size());
+  std::vector<double> f64s(args.size());
   std::vector<int32_t> i32s(args.size());
   std::vector<int64_t> i64s(args.size());
   std::vector<void *> packed;
@@ -139,6 +140,9 @@ bool CpuKernel::launchKernel(const KernelSignature &sig, const std::vector<ArgVa
     } else if (p.dtype == DType::F32) {
       f32s[i] = (float)args[i].scalar;
       packed.push_back(&f32s[i]);
+    } else if (p.dtype == DType::F64) { // the float64 reference's promoted scalars
+      f64s[i] = args[i].scalar;
+      packed.push_back(&f64s[i]);
     } else if (p.dtype == DType::I32) {
       i32s[i] = (int32_t)args[i].scalar;
       packed.push_back(&i32s[i]);

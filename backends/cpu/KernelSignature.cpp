@@ -54,6 +54,21 @@ template <typename FuncLike> static KernelSignature signatureOfFunction(FuncLike
     } else {
       p.dtype = dtypeOf(inputs[i]);
     }
+    if (auto tol = f.template getArgAttrOfType<FloatAttr>(i, tile::kToleranceAttr))
+      p.tolerance = tol.getValueAsDouble();
+    if (auto range = f.template getArgAttrOfType<ArrayAttr>(i, tile::kRangeAttr)) {
+      p.hasRange = true;
+      auto bound = [](Attribute a) {
+        ParamInfo::Bound b;
+        if (auto n = dyn_cast<IntegerAttr>(a))
+          b.value = n.getInt();
+        else
+          b.dim = cast<StringAttr>(a).str();
+        return b;
+      };
+      p.rangeLo = bound(range[0]);
+      p.rangeHi = bound(range[1]);
+    }
     sig.params.push_back(p);
   }
   return sig;

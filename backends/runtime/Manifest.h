@@ -4,7 +4,7 @@
 // entry point, the parameters in launch order (runtime dims first, as i64,
 // then views as global pointers and scalars), the block size, the grid as
 // expressions over the runtime dims, and the consts the kernel was built
-// with. The C++ runtime and bench/kiln_loader.py both read it.
+// with. The C++ runtime and the Python package (python/kiln) both read it.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_BACKENDS_RUNTIME_MANIFEST_H

@@ -35,8 +35,8 @@ struct OpPlan {
     /// `ctas` CTAs: while they leave an SM free (resident CTAs that wait
     /// must not keep the ones that set their flags from starting), and take
     /// at most half the SMs where each takes one to itself (the launch
-    /// before it would crawl on the few left). bench/kiln_loader.py's
-    /// `_fits_beside` is its twin.
+    /// before it would crawl on the few left). The Python package's
+    /// `kiln.binding.fits_beside` is its twin.
     bool runsBeside(int64_t ctas, int64_t sms) const {
       return overlap && ctas < sms && (!besideSharedBytes || 2 * ctas <= sms);
     }

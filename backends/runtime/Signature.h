@@ -26,6 +26,17 @@ struct ParamInfo {
   /// Per dim: a fixed size, or (size < 0) the runtime dim `dimNames[i]`.
   std::vector<int64_t> sizes;
   std::vector<std::string> dimNames;
+  /// An output's relative error allowed against the op's float64 reference
+  /// (`tolerance` in the source); 0: the default for its element type.
+  double tolerance = 0;
+  /// An integer input's `range lo..hi` in the source: what `kiln run` draws
+  /// it from when no file gives it. A bound is a number or a runtime dim.
+  struct Bound {
+    int64_t value = 0;
+    std::string dim;
+  };
+  bool hasRange = false;
+  Bound rangeLo, rangeHi;
 };
 
 struct KernelSignature {

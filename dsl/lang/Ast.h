@@ -56,12 +56,28 @@ struct Dim {
   std::string name; // empty for an integer; `N+1` for a dim one more than N
 };
 
+/// A bound of a `range LO..HI` annotation: an integer (may be negative), or
+/// the name of a const or a runtime dim.
+struct Bound {
+  SrcPos pos;
+  int64_t value = 0;
+  std::string name;
+};
+
 struct Param {
   SrcPos pos;
   std::string name;
   std::string access; // in / out / inout for views, empty for scalars
   std::string dtype;
   std::vector<Dim> dims;
+  /// `tolerance 2e-2`: the relative error an output may have against the
+  /// op's float64 reference (0: the default for its element type).
+  double tolerance = 0;
+  SrcPos tolerancePos;
+  /// `range 0..N`: the integers `kiln run` draws for an input with no file
+  /// (lo inclusive, hi exclusive).
+  bool hasRange = false;
+  Bound rangeLo, rangeHi;
   bool isView() const { return !access.empty(); }
 };
 
@@ -126,8 +142,16 @@ struct OpDecl {
   std::vector<Launch> launches;
 };
 
+/// `check M = 37, N = 1000;`: runtime dims `kiln check` runs the source's
+/// ops at (and `kiln run`'s defaults: the first such line).
+struct CheckShape {
+  SrcPos pos;
+  std::vector<std::pair<std::string, int64_t>> dims;
+};
+
 struct Program {
   std::vector<Const> consts;
+  std::vector<CheckShape> checks;
   std::vector<SchedParam> schedParams;
   std::vector<Function> functions;
   std::vector<Kernel> kernels;

@@ -24,11 +24,17 @@ struct CompileOptions {
   std::map<std::string, ExternalValue> constants;
   /// Values of the source's `param` declarations, from the schedule.
   std::map<std::string, ExternalValue> scheduleParams;
+  /// Every float type (f32, bf16, f16: of tensors, scalars, tiles, casts and
+  /// products) becomes f64: the op's float64 reference. A cast to a narrower
+  /// float then rounds nothing (docs/language.md, "The float64 reference").
+  bool promoteFloats = false;
 };
 
 /// What a source declares, for tools and schedule validation.
 struct Declarations {
   std::vector<std::string> consts, scheduleParams, kernels, ops;
+  /// `check M = 37, N = 1000;` lines: the shapes `kiln check` runs.
+  std::vector<std::map<std::string, int64_t>> checkShapes;
 };
 
 /// Parses `text` (the contents of `path`) and builds one tile.kernel per

@@ -177,7 +177,11 @@ private:
   }
 
   // --- helpers for types and values ---
+  /// f32, or f64 in the float64 reference.
+  Type f32Type() { return options.promoteFloats ? b.getF64Type() : b.getF32Type(); }
   Type dtype(const std::string &name) {
+    if (options.promoteFloats && (name == "f32" || name == "bf16" || name == "f16"))
+      return b.getF64Type();
     if (name == "f32")
       return b.getF32Type();
     if (name == "bf16")
@@ -351,7 +355,7 @@ private:
       bool anyFloat = false, anyBool = false;
       for (SVal &v : vals)
         anyFloat |= v.kind == SVal::Float, anyBool |= v.kind == SVal::Bool;
-      elem = anyBool ? b.getI1Type() : anyFloat ? (Type)b.getF32Type() : (Type)b.getI32Type();
+      elem = anyBool ? b.getI1Type() : anyFloat ? f32Type() : (Type)b.getI32Type();
     }
     for (SVal &v : vals) {
       Value t = toTile(v, elem, shape, pos);
@@ -411,6 +415,9 @@ private:
   /// (collected into `dimNames`), then its parameters.
   bool signature(const std::vector<Param> &params, std::vector<std::string> &dimNames,
                  SmallVector<Type> &argTypes, SmallVector<Attribute> &argAttrs);
+  /// A parameter's `tolerance` and `range` as argument attributes, checked.
+  bool checkAnnotations(const Param &p, Type type, const std::vector<std::string> &dimNames,
+                        SmallVector<NamedAttribute> &attrs);
   Type paramType(const Param &p);
   /// The int and bool consts as compiled, for tools and harnesses.
   DictionaryAttr constsAttr();
@@ -1116,7 +1123,7 @@ SVal Emitter::builtin(const Expr &e, bool &handled) {
                               std::to_string(ty.getShape()[0]) + ")");
     if (!isa<FloatType>(tx.getElementType()) || !isa<FloatType>(ty.getElementType()))
       return error(e.pos, "dot() needs float tiles");
-    auto rt = tl::TileType::get(&ctx, {tx.getShape()[0], ty.getShape()[1]}, b.getF32Type());
+    auto rt = tl::TileType::get(&ctx, {tx.getShape()[0], ty.getShape()[1]}, f32Type());
     if (acc && acc.getType() != rt)
       return error(pos[2]->pos, "dot() accumulator must be " + typeName(rt) + ", got " +
                                     typeName(acc.getType()));
@@ -1396,7 +1403,7 @@ bool Emitter::emitFor(const Stmt &s) {
     if (bnd->value.kind == SVal::Int)
       bnd->value = SVal::of(SVal::Index, indexConst(bnd->value.i, bnd->pos));
     else if (bnd->value.kind == SVal::Float) {
-      Value t = toTile(bnd->value, b.getF32Type(), {}, bnd->pos);
+      Value t = toTile(bnd->value, f32Type(), {}, bnd->pos);
       bnd->value = SVal::of(SVal::Tile, t);
     } else if (bnd->value.kind != SVal::Tile && bnd->value.kind != SVal::Index) {
       return error(pos, "a loop cannot carry '" + name + "', which holds " + describe(bnd->value)),
@@ -1615,15 +1622,54 @@ bool Emitter::signature(const std::vector<Param> &params, std::vector<std::strin
     if (!type)
       return false;
     argTypes.push_back(type);
-    if (!p.isView()) {
-      argAttrs.push_back(
-          b.getDictionaryAttr(b.getNamedAttr(tl::kNameAttr, b.getStringAttr(p.name))));
+    SmallVector<NamedAttribute> attrs = {b.getNamedAttr(tl::kNameAttr, b.getStringAttr(p.name))};
+    if (p.isView())
+      attrs.push_back(b.getNamedAttr(tl::kAccessAttr, b.getStringAttr(p.access)));
+    if (!checkAnnotations(p, type, dimNames, attrs))
+      return false;
+    argAttrs.push_back(b.getDictionaryAttr(attrs));
+  }
+  return true;
+}
+
+bool Emitter::checkAnnotations(const Param &p, Type type, const std::vector<std::string> &dimNames,
+                               SmallVector<NamedAttribute> &attrs) {
+  Type elem = isa<tl::ViewType>(type) ? cast<tl::ViewType>(type).getElementType() : type;
+  if (p.tolerance > 0) {
+    if (!p.isView() || p.access == "in" || !isa<FloatType>(elem))
+      return error(p.tolerancePos, "a tolerance is for float outputs (out or inout tensors); '" +
+                                       p.name + "' is not one"),
+             false;
+    attrs.push_back(b.getNamedAttr(tl::kToleranceAttr, b.getF64FloatAttr(p.tolerance)));
+  }
+  if (!p.hasRange)
+    return true;
+  if (!elem.isInteger() || elem.isInteger(1) || p.access == "out")
+    return error(p.rangeLo.pos, "a range is for integer inputs; '" + p.name + "' is " +
+                                    (p.access == "out" ? "an output" : "not an integer")),
+           false;
+  SmallVector<Attribute, 2> bounds;
+  for (const Bound *bd : {&p.rangeLo, &p.rangeHi}) {
+    if (bd->name.empty()) {
+      bounds.push_back(b.getI64IntegerAttr(bd->value));
       continue;
     }
-    argAttrs.push_back(
-        b.getDictionaryAttr({b.getNamedAttr(tl::kAccessAttr, b.getStringAttr(p.access)),
-                             b.getNamedAttr(tl::kNameAttr, b.getStringAttr(p.name))}));
+    auto c = constants.find(bd->name);
+    if (c != constants.end() && c->second.kind == SVal::Int)
+      bounds.push_back(b.getI64IntegerAttr(c->second.i));
+    else if (llvm::is_contained(dimNames, bd->name))
+      bounds.push_back(b.getStringAttr(bd->name));
+    else
+      return error(bd->pos, "range bound '" + bd->name +
+                                "' is neither an integer const nor a dim of the parameters"),
+             false;
   }
+  auto lo = dyn_cast<IntegerAttr>(bounds[0]), hi = dyn_cast<IntegerAttr>(bounds[1]);
+  if (lo && hi && lo.getInt() >= hi.getInt())
+    return error(p.rangeLo.pos, "an empty range: " + std::to_string(lo.getInt()) + ".." +
+                                    std::to_string(hi.getInt())),
+           false;
+  attrs.push_back(b.getNamedAttr(tl::kRangeAttr, b.getArrayAttr(bounds)));
   return true;
 }
 
@@ -1632,7 +1678,8 @@ Type Emitter::paramType(const Param &p) {
   if (!elem)
     return error(p.pos, "unknown element type '" + p.dtype + "' of '" + p.name + "'"), Type();
   if (!p.isView()) {
-    if (!elem.isF32() && !elem.isInteger(32) && !elem.isInteger(64))
+    if (!elem.isF32() && !elem.isInteger(32) && !elem.isInteger(64) &&
+        !(options.promoteFloats && elem.isF64()))
       return error(p.pos, "scalar parameters are f32, i32 or i64, not " + p.dtype), Type();
     return elem;
   }
@@ -1702,7 +1749,7 @@ bool Emitter::emitKernel(const Kernel &k, ModuleOp module) {
     if (p.isView()) {
       v = SVal::of(SVal::View, arg);
       v.name = p.name;
-    } else if (arg.getType().isF32()) {
+    } else if (isa<FloatType>(arg.getType())) {
       v = SVal::of(SVal::Tile, tl::SplatOp::create(
                                    b, loc(p.pos), tl::TileType::get(&ctx, {}, arg.getType()), arg));
     } else {
@@ -1925,5 +1972,7 @@ bool kiln::lang::scanDeclarations(const std::string &path, const std::string &te
     decls.kernels.push_back(k.name);
   for (const OpDecl &o : program->ops)
     decls.ops.push_back(o.name);
+  for (const CheckShape &c : program->checks)
+    decls.checkShapes.emplace_back(c.dims.begin(), c.dims.end());
   return true;
 }

@@ -175,6 +175,29 @@ public:
         if (!r)
           return std::nullopt;
         p.requires.push_back(std::move(r));
+      } else if (isWord("check")) {
+        CheckShape c;
+        c.pos = next().pos;
+        do {
+          std::string dim;
+          if (!c.dims.empty())
+            next(); // ','
+          SrcPos dimPos = cur().pos;
+          if (!ident(dim, "a dim name") || !expect("="))
+            return std::nullopt;
+          if (!at(Token::Int))
+            return fail(cur().pos, "expected a positive integer for dim '" + dim + "'");
+          int64_t n = std::strtoll(next().text.c_str(), nullptr, 10);
+          if (n <= 0)
+            return fail(prev().pos, "dims must be positive");
+          for (auto &[d, v] : c.dims)
+            if (d == dim)
+              return fail(dimPos, "dim '" + dim + "' is given twice");
+          c.dims.push_back({dim, n});
+        } while (isPunct(","));
+        if (!expect(";"))
+          return std::nullopt;
+        p.checks.push_back(std::move(c));
       } else if (isWord("kernel")) {
         Kernel k;
         if (!kernel(k))
@@ -186,9 +209,10 @@ public:
           return std::nullopt;
         p.ops.push_back(std::move(o));
       } else {
-        return fail(cur().pos,
-                    "expected 'const', 'param', 'require', 'fn', 'kernel' or 'op', found " +
-                        describe(cur()));
+        return fail(
+            cur().pos,
+            "expected 'const', 'param', 'require', 'check', 'fn', 'kernel' or 'op', found " +
+                describe(cur()));
       }
     }
     if (p.kernels.empty())
@@ -280,6 +304,44 @@ private:
     return true;
   }
 
+  /// A `range` bound: `-1`, `0`, `N`.
+  bool bound(Bound &out) {
+    out.pos = cur().pos;
+    bool negative = isPunct("-");
+    if (negative)
+      next();
+    if (at(Token::Int)) {
+      out.value = std::strtoll(next().text.c_str(), nullptr, 10) * (negative ? -1 : 1);
+      return true;
+    }
+    if (negative)
+      return fail(cur().pos, "expected an integer after '-' in a range"), false;
+    return ident(out.name, "a range bound (an integer, a const or a dim)");
+  }
+
+  /// What `kiln run` needs to check a parameter, after its type, in any
+  /// order: `tolerance 2e-2` (an output's relative error against the
+  /// float64 reference), `range 0..N` (the integers drawn for an input).
+  bool checkAnnotations(Param &p) {
+    while (true) {
+      if (isWord("tolerance")) {
+        p.tolerancePos = next().pos;
+        if (!at(Token::Float) && !at(Token::Int))
+          return fail(cur().pos, "expected a number after 'tolerance'"), false;
+        p.tolerance = std::strtod(next().text.c_str(), nullptr);
+        if (!(p.tolerance > 0))
+          return fail(p.tolerancePos, "a tolerance must be positive"), false;
+      } else if (isWord("range")) {
+        next();
+        p.hasRange = true;
+        if (!bound(p.rangeLo) || !expect("..") || !bound(p.rangeHi))
+          return false;
+      } else {
+        return true;
+      }
+    }
+  }
+
   /// `(name: in bf16[T, K], x: f32, ...)`, the opening '(' already read.
   bool paramList(std::vector<Param> &out) {
     while (!isPunct(")")) {
@@ -297,6 +359,8 @@ private:
       } else if (isPunct("[")) {
         return fail(cur().pos, "a tensor parameter needs an access mode: in, out or inout"), false;
       }
+      if (!checkAnnotations(p))
+        return false;
       out.push_back(std::move(p));
       if (!isPunct(")") && !expect(","))
         return false;

@@ -130,6 +130,11 @@ struct Schedule {
     return launchRegisters(rw, warps);
   }
 
+  /// The schedule of the op's float64 reference: the same tiling (params,
+  /// grid order) on the CPU target, without what only a GPU does (roles,
+  /// pipelines, layouts, tensor cores, resident state, overlap, budgets).
+  Schedule cpuReference() const;
+
   /// Formats a diagnostic at a position of this YAML file.
   std::string diag(SrcPos pos, const std::string &message, const char *kind = "error") const {
     return formatDiagnostic(path, text, pos, kind, message);

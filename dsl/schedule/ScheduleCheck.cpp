@@ -19,7 +19,7 @@ int64_t kiln::pipelineSmemBytes(const Schedule &s, KernelOp kernel) {
   int64_t total = 0;
   for (const Pipeline &p : s.pipelines)
     for (const Named &buf : p.buffers)
-      if (auto load = dyn_cast_or_null<LoadOp>(byId.lookup(buf.name)))
+      if (auto load = dyn_cast_or_null<LoadOp>(KernelOp::copiedBy(byId.lookup(buf.name))))
         total += p.depth * tileBytes(load.getResult().getType());
       else if (auto store = dyn_cast_or_null<StoreOp>(byId.lookup(buf.name)))
         total += p.depth * tileBytes(store.getValue().getType());
@@ -106,9 +106,9 @@ bool kiln::applySchedule(const Schedule &s, KernelOp kernel, llvm::raw_ostream &
   }
   for (const Pipeline &p : s.pipelines)
     for (const Named &buf : p.buffers) {
-      Operation *op = byId.lookup(buf.name);
       // Bulk copies carry stores out; every other copy brings loads in.
       bool out = p.copy.name == "bulk";
+      Operation *op = out ? byId.lookup(buf.name) : KernelOp::copiedBy(byId.lookup(buf.name));
       if (!op || (out ? !isa<StoreOp>(op) : !isa<LoadOp>(op))) {
         std::string hint = !op   ? " (op ids: " + knownIds() + ")"
                            : out ? "; a load travels by `copy: tma` (or ld)"
@@ -241,4 +241,22 @@ bool kiln::applySchedule(const Schedule &s, KernelOp kernel, llvm::raw_ostream &
       s.resident.empty() ? ArrayAttr() : strs(s.resident), DictionaryAttr::get(ctx, sources),
       layouts.empty() ? DictionaryAttr() : DictionaryAttr::get(ctx, layouts)));
   return true;
+}
+
+Schedule Schedule::cpuReference() const {
+  Schedule r = *this;
+  r.target = lookupTarget("cpu");
+  r.retarget = nullptr;
+  r.persistent = 0;
+  r.mma = {"none", mma.pos};
+  r.roles.clear();
+  r.pipelines.clear();
+  r.layouts.clear();
+  r.resident.clear();
+  r.residentKey.clear();
+  r.smemBudget = r.tmemBudget = r.regBudget = 0;
+  r.overlap = r.exclusive = false;
+  for (Schedule &section : r.sections)
+    section = section.cpuReference();
+  return r;
 }

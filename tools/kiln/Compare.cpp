@@ -7,10 +7,14 @@
 #include "dsl/TileDialect.h"
 #include "lowering/KernelWalk.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Path.h"
 
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <regex>
 
 using namespace mlir;
@@ -38,6 +42,9 @@ struct Row {
   double bytes = 0, flops = 0, estimateUs = 0;
   std::vector<std::vector<double>> outputs; // CPU run, every out / inout view
   double maxDiff = -1;                      // largest |difference| from another schedule
+  /// An op without a golden harness: the largest relative error of an
+  /// output against the op's float64 reference.
+  double referenceError = -1;
   double gpuUs = -1;
   /// From --measured: the build timed (the schedule, or its twin) and its
   /// times per shape beside the peer's.
@@ -147,41 +154,109 @@ void estimate(const KernelSignature &sig, llvm::ArrayRef<tile::KernelOp> kernels
   }
 }
 
-void estimateFlops(tile::KernelOp kernel, const std::map<std::string, int64_t> &dims, Row &row) {
-  double perProgram = 0;
-  kernel.walk([&](Operation *op) {
-    if (op->getDialect() != kernel->getDialect() || op->getNumResults() != 1)
-      return;
-    auto numel = [](Type t) {
-      double n = 1;
-      if (auto tt = dyn_cast<tile::TileType>(t))
-        for (int64_t e : tt.getShape())
-          n *= e;
-      return n;
-    };
-    if (auto dot = dyn_cast<tile::DotOp>(op)) {
-      auto a = dot.getLhs().getType().getShape();
-      perProgram += 2.0 * numel(dot.getResult().getType()) * a[1];
+/// The value of an index computation at `dims`, with grid coordinates at
+/// the middle of their extent (`mid`): a loop whose trip count grows with
+/// a coordinate (causal attention) then counts its average. None where it
+/// depends on loaded data.
+std::optional<int64_t> evalIndex(Value v, tile::KernelOp kernel,
+                                 const std::map<std::string, int64_t> &dims,
+                                 const DenseMap<Value, int64_t> &mid, int depth = 0) {
+  if (depth > 64)
+    return std::nullopt;
+  if (auto it = mid.find(v); it != mid.end())
+    return it->second;
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    if (arg.getOwner() != &kernel.getBody().front() ||
+        arg.getArgNumber() >= kernel.getDimNames().size())
+      return std::nullopt;
+    auto it = dims.find(cast<StringAttr>(kernel.getDimNames()[arg.getArgNumber()]).str());
+    return it == dims.end() ? std::optional<int64_t>(1) : it->second;
+  }
+  Operation *op = v.getDefiningOp();
+  if (auto c = dyn_cast<arith::ConstantOp>(op))
+    if (auto n = dyn_cast<IntegerAttr>(c.getValue()))
+      return n.getInt();
+  if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp, arith::ExtUIOp,
+          arith::TruncIOp>(op))
+    return evalIndex(op->getOperand(0), kernel, dims, mid, depth + 1);
+  if (op->getNumOperands() != 2)
+    return std::nullopt;
+  auto a = evalIndex(op->getOperand(0), kernel, dims, mid, depth + 1);
+  auto b = evalIndex(op->getOperand(1), kernel, dims, mid, depth + 1);
+  if (!a || !b)
+    return std::nullopt;
+  int64_t x = *a, y = *b;
+  return TypeSwitch<Operation *, std::optional<int64_t>>(op)
+      .Case<arith::AddIOp>([&](auto) { return x + y; })
+      .Case<arith::SubIOp>([&](auto) { return x - y; })
+      .Case<arith::MulIOp>([&](auto) { return x * y; })
+      .Case<arith::DivSIOp, arith::DivUIOp, arith::FloorDivSIOp>(
+          [&](auto) -> std::optional<int64_t> { return y ? std::optional(x / y) : std::nullopt; })
+      .Case<arith::CeilDivSIOp, arith::CeilDivUIOp>([&](auto) -> std::optional<int64_t> {
+        return y ? std::optional((x + y - 1) / y) : std::nullopt;
+      })
+      .Case<arith::RemSIOp, arith::RemUIOp>(
+          [&](auto) -> std::optional<int64_t> { return y ? std::optional(x % y) : std::nullopt; })
+      .Case<arith::MinSIOp, arith::MinUIOp>([&](auto) { return std::min(x, y); })
+      .Case<arith::MaxSIOp, arith::MaxUIOp>([&](auto) { return std::max(x, y); })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+/// The arithmetic of one program: each op's elements, a loop's body times
+/// its trip count at `dims` (1 where the count depends on loaded data), the
+/// larger branch of an `if`.
+double blockFlops(Block &block, tile::KernelOp kernel, const std::map<std::string, int64_t> &dims,
+                  const DenseMap<Value, int64_t> &mid) {
+  auto numel = [](Type t) {
+    double n = 1;
+    if (auto tt = dyn_cast<tile::TileType>(t))
+      for (int64_t e : tt.getShape())
+        n *= e;
+    return n;
+  };
+  double flops = 0;
+  for (Operation &op : block) {
+    if (auto loop = dyn_cast<scf::ForOp>(op)) {
+      auto lo = evalIndex(loop.getLowerBound(), kernel, dims, mid);
+      auto hi = evalIndex(loop.getUpperBound(), kernel, dims, mid);
+      auto step = evalIndex(loop.getStep(), kernel, dims, mid);
+      double trips =
+          lo && hi && step && *step > 0 ? std::max<int64_t>(0, (*hi - *lo + *step - 1) / *step) : 1;
+      flops += trips * blockFlops(*loop.getBody(), kernel, dims, mid);
+    } else if (auto branch = dyn_cast<scf::IfOp>(op)) {
+      double t = blockFlops(branch.getThenRegion().front(), kernel, dims, mid);
+      double e = branch.getElseRegion().empty()
+                     ? 0
+                     : blockFlops(branch.getElseRegion().front(), kernel, dims, mid);
+      flops += std::max(t, e);
+    } else if (auto dot = dyn_cast<tile::DotOp>(op)) {
+      flops += 2.0 * numel(dot.getResult().getType()) * dot.getLhs().getType().getShape()[1];
     } else if (isa<tile::ReduceOp>(op)) {
-      perProgram += numel(op->getOperand(0).getType());
+      flops += numel(op.getOperand(0).getType());
     } else if (isa<tile::AddOp, tile::SubOp, tile::MulOp, tile::DivOp, tile::MaxOp, tile::MinOp,
                    tile::ExpOp, tile::LogOp, tile::Log1pOp, tile::SqrtOp, tile::RsqrtOp,
                    tile::SigmoidOp, tile::TanhOp>(op)) {
-      perProgram += numel(op->getResult(0).getType());
+      flops += numel(op.getResult(0).getType());
+    } else {
+      for (Region &r : op.getRegions())
+        for (Block &b : r)
+          flops += blockFlops(b, kernel, dims, mid);
     }
-  });
+  }
+  return flops;
+}
+
+void estimateFlops(tile::KernelOp kernel, const std::map<std::string, int64_t> &dims, Row &row) {
   double programs = 1;
+  DenseMap<Value, int64_t> mid;
   kernel.walk([&](tile::ProgramIdsOp ids) {
-    for (Value e : ids.getExtents()) {
-      if (auto c = e.getDefiningOp<arith::ConstantIndexOp>())
-        programs *= c.value();
-      else if (auto arg = dyn_cast<BlockArgument>(e))
-        programs *= dims.count(cast<StringAttr>(kernel.getDimNames()[arg.getArgNumber()]).str())
-                        ? dims.at(cast<StringAttr>(kernel.getDimNames()[arg.getArgNumber()]).str())
-                        : 1;
+    for (auto [extent, id] : llvm::zip(ids.getExtents(), ids.getIds())) {
+      int64_t n = evalIndex(extent, kernel, dims, mid).value_or(1);
+      programs *= n;
+      mid[id] = n / 2;
     }
   });
-  row.flops += perProgram * programs;
+  row.flops += blockFlops(kernel.getBody().front(), kernel, dims, mid) * programs;
 }
 
 } // namespace
@@ -208,6 +283,8 @@ int kiln::compareSchedules(const CompareOptions &o) {
     benchDevice = device && device->kind == json::Value::String ? device->string : "a GPU";
   }
   std::vector<Row> rows;
+  auto checkShapes = checkShapesOf(o.tilePath);
+  bool anyHarness = false;
   for (const std::string &path : o.schedules) {
     Row row;
     row.schedule = llvm::sys::path::filename(path).str();
@@ -228,10 +305,15 @@ int kiln::compareSchedules(const CompareOptions &o) {
     auto ops = llvm::to_vector(c.module->getOps<tile::HostOp>());
     KernelSignature sig = ops.empty() ? signatureOf(kernels[0]) : planOf(ops[0]).signature;
     const OpHarness *harness = findHarness(sig.name);
+    anyHarness |= harness != nullptr;
     // One config for the CPU and the GPU run: same seed, so every schedule
     // sees the same inputs.
     RunConfig cfg;
     cfg.dims = o.dims;
+    // Without a harness the numbers are checked at the source's `check`
+    // shape (a CPU run at --dims such as a 4096^3 product would take
+    // minutes); the estimate is at --dims.
+    std::map<std::string, int64_t> numericDims = checkShapes.empty() ? o.dims : checkShapes[0];
     cfg.seed = o.seed;
     if (harness)
       harness->completeConfig(cfg, c.constants, roundsMatrixOperands(*c.module));
@@ -271,7 +353,24 @@ int kiln::compareSchedules(const CompareOptions &o) {
       };
       if (!harness->run(cfg, launch, checks, error))
         row.error = error;
-    } else if (!cpu) {
+    } else if (cpu) {
+      // No harness: each schedule against the op's float64 reference, on
+      // the same inputs (same seed) at the numeric shape.
+      std::vector<HostArg> args, ref;
+      if (!makeArguments(sig, numericDims, {}, {}, o.seed, args, error)) {
+        row.error = error;
+      } else {
+        const std::vector<HostArg> inputs = args;
+        std::vector<ArgValue> values = argValues(args);
+        if (!cpu->launch(values, error))
+          row.error = error;
+        else if (!runReference(o.tilePath, path, o.constants, inputs, ref, errs))
+          row.error = errText;
+        else
+          for (const CheckResult &c : checkOutputs(args, ref, false))
+            row.referenceError = std::max(row.referenceError, c.nan ? INFINITY : c.relError);
+      }
+    } else {
       row.error = error;
     }
 
@@ -306,7 +405,19 @@ int kiln::compareSchedules(const CompareOptions &o) {
               row.conversions.push_back({k.entry, it->second});
         }
         auto gpu = assemble ? GpuKernel::load(build.manifest, build.cubin, error) : nullptr;
-        if (gpu && harness) {
+        if (gpu && !harness) {
+          std::vector<HostArg> args;
+          if (makeArguments(sig, numericDims, {}, {}, o.seed, args, error)) {
+            std::vector<ArgValue> values = argValues(args);
+            double best = 1e30, ms = 0;
+            bool ok = true;
+            for (int rep = 0; rep < 5 && ok; ++rep) // first launches warm up
+              if ((ok = gpu->launch(values, error, &ms)))
+                best = std::min(best, ms);
+            if (ok)
+              row.gpuUs = 1e3 * best;
+          }
+        } else if (gpu && harness) {
           std::vector<CheckResult> checks;
           double best = 1e30;
           Launcher launch = [&](const std::vector<ArgValue> &args, std::string &err) {
@@ -381,7 +492,10 @@ int kiln::compareSchedules(const CompareOptions &o) {
       v.set("bytes", json::Value::num(r.bytes));
       v.set("flops", json::Value::num(r.flops));
       v.set("roofline_us", json::Value::num(r.estimateUs));
-      v.set("max_abs_diff_vs_others", json::Value::num(r.maxDiff));
+      if (r.referenceError >= 0)
+        v.set("max_rel_error_vs_reference", json::Value::num(r.referenceError));
+      else
+        v.set("max_abs_diff_vs_others", json::Value::num(r.maxDiff));
       v.set("gpu_us", json::Value::num(r.gpuUs));
       if (!r.measured.empty()) {
         json::Value m = json::Value::obj();
@@ -410,6 +524,15 @@ int kiln::compareSchedules(const CompareOptions &o) {
       dimText += (dimText.empty() ? "" : ",") + k + "=" + std::to_string(v);
     std::printf("%s at %s (defaults for unnamed dims)\n", o.tilePath.c_str(),
                 dimText.empty() ? "default dims" : dimText.c_str());
+    if (!anyHarness) {
+      std::string shape;
+      for (auto &[k, v] : checkShapes.empty() ? o.dims : checkShapes[0])
+        shape += (shape.empty() ? "" : ",") + k + "=" + std::to_string(v);
+      std::printf("max diff: each output's largest relative error against the op's float64 "
+                  "reference, on the CPU at %s%s\n",
+                  shape.empty() ? "default dims" : shape.c_str(),
+                  checkShapes.empty() ? "" : " (the source's check shape)");
+    }
     std::printf("%-22s %-8s %5s %7s %6s %9s %9s %10s %10s\n", "schedule", "target", "regs", "smem",
                 "spill", "MB moved", "MFLOP", "floor us", "max diff");
     for (const Row &r : rows) {
@@ -428,7 +551,8 @@ int kiln::compareSchedules(const CompareOptions &o) {
           r.hasCubin ? num(r.report.sharedBytes + r.dynamicShared, "%.0f").c_str() : "-",
           r.hasCubin ? num(r.report.spillStores + r.report.spillLoads, "%.0f").c_str() : "-",
           r.bytes / 1e6, r.flops / 1e6, r.estimateUs > 0 ? num(r.estimateUs, "%.2f").c_str() : "-",
-          r.maxDiff, r.gpuUs >= 0 ? ("  gpu " + num(r.gpuUs, "%.2f") + " us").c_str() : "");
+          r.referenceError >= 0 ? r.referenceError : r.maxDiff,
+          r.gpuUs >= 0 ? ("  gpu " + num(r.gpuUs, "%.2f") + " us").c_str() : "");
       if (!r.error.empty())
         std::printf("  %s\n", r.error.c_str());
       for (const KernelLine &k : r.kernels)

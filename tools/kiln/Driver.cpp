@@ -94,7 +94,7 @@ static bool placeFlags(const Schedule &sched, tile::HostOp op, llvm::ArrayRef<ti
 bool kiln::compileOp(MLIRContext &context, const std::string &tilePath,
                      const std::string &schedulePath,
                      const std::map<std::string, lang::ExternalValue> &constants, Compiled &out,
-                     llvm::raw_ostream &errs, const TargetDesc *retarget) {
+                     llvm::raw_ostream &errs, const TargetDesc *retarget, bool float64Reference) {
   std::string text, error;
   if (!readFile(tilePath, text, error)) {
     errs << "kiln: error: " << error << "\n";
@@ -103,9 +103,12 @@ bool kiln::compileOp(MLIRContext &context, const std::string &tilePath,
   out.schedule.retarget = retarget;
   if (!loadSchedule(schedulePath, out.schedule, errs))
     return false;
+  if (float64Reference)
+    out.schedule = out.schedule.cpuReference();
   lang::CompileOptions options;
   options.constants = constants;
   options.scheduleParams = out.schedule.params;
+  options.promoteFloats = float64Reference;
   out.module = lang::compileSource(context, tilePath, text, options, errs);
   if (!out.module)
     return false;
@@ -307,10 +310,14 @@ bool kiln::buildForGpu(Compiled &c, bool assemble, GpuBuild &out, llvm::raw_ostr
   return true;
 }
 
+const OpHarness *kiln::harnessFor(const std::string &kernelName, const DataOptions &data) {
+  return data.any() ? nullptr : findHarness(kernelName);
+}
+
 bool kiln::runOnCpu(const std::string &tilePath, const std::string &schedulePath,
                     const std::map<std::string, lang::ExternalValue> &constants, RunConfig config,
                     std::vector<CheckResult> &checks, llvm::raw_ostream &errs, double *compileMs,
-                    double *runMs) {
+                    double *runMs, const DataOptions &data) {
   auto t0 = std::chrono::steady_clock::now();
   auto ctx = makeContext();
   SourceDiagnostics diags(*ctx, errs);
@@ -322,11 +329,7 @@ bool kiln::runOnCpu(const std::string &tilePath, const std::string &schedulePath
   std::string kernelName = ops.empty()
                                ? (*c.module->getOps<tile::KernelOp>().begin()).getSymName().str()
                                : ops[0].getSymName().str();
-  const OpHarness *harness = findHarness(kernelName);
-  if (!harness) {
-    errs << "kiln: error: no golden harness for kernel '" << kernelName << "'\n";
-    return false;
-  }
+  const OpHarness *harness = harnessFor(kernelName, data);
   // Asked before compiling: the CPU lowering replaces the products.
   bool rounded = roundsMatrixOperands(*c.module);
   std::string error;
@@ -336,7 +339,6 @@ bool kiln::runOnCpu(const std::string &tilePath, const std::string &schedulePath
     return false;
   }
   auto t1 = std::chrono::steady_clock::now();
-  harness->completeConfig(config, c.constants, rounded);
   double launchMs = 0;
   Launcher launch = [&](const std::vector<ArgValue> &args, std::string &err) {
     auto s = std::chrono::steady_clock::now();
@@ -345,9 +347,16 @@ bool kiln::runOnCpu(const std::string &tilePath, const std::string &schedulePath
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count();
     return ok;
   };
-  if (!harness->run(config, launch, checks, error)) {
-    errs << "kiln: error: " << error << "\n";
-    return false;
+  if (harness) {
+    harness->completeConfig(config, c.constants, rounded);
+    if (!harness->run(config, launch, checks, error)) {
+      errs << "kiln: error: " << error << "\n";
+      return false;
+    }
+  } else {
+    if (!runAgainstReference(tilePath, schedulePath, constants, kernel->signature(), rounded,
+                             config, data, launch, checks, errs))
+      return false;
   }
   if (compileMs)
     *compileMs = std::chrono::duration<double, std::milli>(t1 - t0).count();

@@ -7,6 +7,7 @@
 #include "dsl/lang/Compile.h"
 #include "dsl/schedule/Schedule.h"
 #include "ops/Harness.h"
+#include "tools/kiln/Reference.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
@@ -27,10 +28,14 @@ struct Compiled {
 /// names with `constants` overriding the source's consts, validates and
 /// attaches the schedule. Errors go to `errs` with file:line:col. With
 /// `retarget`, the schedule's twin for that target (Schedule::retarget).
+/// With `float64Reference`, the op's float64 reference: every float type
+/// promoted to f64, on the CPU with the schedule's tiling
+/// (Schedule::cpuReference).
 bool compileOp(mlir::MLIRContext &context, const std::string &tilePath,
                const std::string &schedulePath,
                const std::map<std::string, lang::ExternalValue> &constants, Compiled &out,
-               llvm::raw_ostream &errs, const TargetDesc *retarget = nullptr);
+               llvm::raw_ostream &errs, const TargetDesc *retarget = nullptr,
+               bool float64Reference = false);
 
 /// A context with every dialect Kiln's pipelines use.
 std::unique_ptr<mlir::MLIRContext> makeContext();
@@ -53,11 +58,18 @@ bool buildForGpu(Compiled &compiled, bool assemble, GpuBuild &out, llvm::raw_ost
 /// Makes `pm` print the IR to stderr after every pass (`--print-ir-after-all`).
 void printIrAfterEveryPass(mlir::PassManager &pm);
 
-/// Compiles for the CPU, runs the op's harness, fills `checks`.
+/// Compiles for the CPU and runs the op's harness, or, for an op without
+/// one or with `data` given, checks it against its float64 reference
+/// (runAgainstReference). Fills `checks`.
 bool runOnCpu(const std::string &tilePath, const std::string &schedulePath,
               const std::map<std::string, lang::ExternalValue> &constants, RunConfig config,
               std::vector<CheckResult> &checks, llvm::raw_ostream &errs,
-              double *compileMs = nullptr, double *runMs = nullptr);
+              double *compileMs = nullptr, double *runMs = nullptr, const DataOptions &data = {});
+
+/// Whether a run of `kernelName` goes through its golden harness (it has
+/// one and no --inputs, --save, --expect or --range asks for data of the
+/// float64 reference path).
+const OpHarness *harnessFor(const std::string &kernelName, const DataOptions &data);
 
 } // namespace kiln
 

@@ -1,6 +1,7 @@
 //===- kiln.cpp - the Kiln command-line tool ------------------------------===//
 #include "backends/cpu/CpuKernel.h"
 #include "backends/runtime/GpuLauncher.h"
+#include "backends/runtime/Json.h"
 #include "dsl/SourceDiagnostics.h"
 #include "dsl/TileDialect.h"
 #include "lowering/Passes.h"
@@ -14,6 +15,7 @@
 #include "llvm/Support/Path.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 
 using namespace mlir;
@@ -40,13 +42,27 @@ usage:
   kiln run OP.tile --schedule S.yaml [--target cpu|sm_90a|sm_100a]
            [--dims NAME=N,...] [-D NAME=VALUE]... [--seed N]
            [--saturate-gates] [--slow-gates] [--skip FRACTION] [--seqlens L,...]
-           [--no-initial-state]
+           [--no-initial-state] [--inputs DIR] [--save DIR] [--expect DIR]
+           [--range NAME=LO:HI]... [--json]
       Run the op on fresh random inputs (outputs poisoned with NaN first) and
-      check it against the op's float64 golden reference. --target cpu (the
-      default) runs any schedule's tiling on the CPU backend; a GPU target
-      must match the schedule's and runs its cubin on the GPU (needs one).
-      Prints the relative error of every output; exits 0 when all pass, 1
-      when any fails, 2 on bad input or a missing GPU.
+      check it. An op with a golden harness (GDN) is checked against it; any
+      other op against its float64 reference: the same source and tiling
+      with every float type promoted to f64, run on the CPU backend. Inputs
+      are drawn from the signature (floats normal, integers from their
+      `range` in the source or --range), runtime dims come from --dims or
+      the source's first `check` line. --target cpu (the default) runs any
+      schedule's tiling on the CPU backend; a GPU target must match the
+      schedule's and runs its cubin on the GPU (needs one). Prints the
+      relative error of every output against its tolerance; exits 0 when
+      all pass, 1 when any fails, 2 on bad input or a missing GPU.
+      --inputs DIR reads parameter NAME from DIR/NAME.npy where present (an
+      inout's NAME.in.npy first; dtype, rank and dims checked; bf16 as uint16
+      bits or ml_dtypes.bfloat16); --save DIR writes every parameter as
+      DIR/NAME.npy (inputs as used, outputs after the run, an inout also as
+      NAME.in.npy before it) and each output's reference as NAME.ref.npy;
+      --expect DIR also checks each output NAME against DIR/NAME.npy. These
+      run an op with a harness against its float64 reference too. --json
+      prints the checks as one JSON object.
 
   kiln compare OP.tile S1.yaml S2.yaml... [--dims NAME=N,...] [--json]
                [--measured BENCH.json]
@@ -68,11 +84,13 @@ usage:
   kiln check [OPS_DIR]
       The main job: compile every bundled op (OPS_DIR/*/*.tile, default ops)
       with each of its schedules (OPS_DIR/<op>/schedules/*.yaml) and run each
-      on the CPU backend against the golden reference; prints a table.
+      on the CPU backend against its golden harness, or at each `check`
+      shape of its source against its float64 reference; prints a table.
 
 options:
   -D NAME=VALUE     override a `const` of the source (K, V, USE_QK_L2NORM=0)
   --dims B=7,H=4    runtime dims for `run` (defaults per op)
+  --range NAME=LO:HI  draw integer input NAME from [LO, HI)
   --seed N          random seed (default 1)
   --saturate-gates  draw the raw gates a, b with standard deviation 30
   --slow-gates      draw the raw gate a around -8: little decay over thousands
@@ -107,7 +125,25 @@ struct Args {
   bool printAfterAll = false, json = false;
   std::vector<std::string> schedules; // compare
   std::string measured;               // compare --measured
+  DataOptions data;                   // run --inputs, --save, --expect, --range
 };
+
+/// --range NAME=LO:HI into `data`; false with `error` on a malformed one.
+bool parseRange(const std::string &v, DataOptions &data, std::string &error) {
+  size_t eq = v.find('='), colon = v.find(':', eq == std::string::npos ? 0 : eq);
+  int64_t lo, hi;
+  if (eq == std::string::npos || eq == 0 || colon == std::string::npos ||
+      !parseInt(v.substr(eq + 1, colon - eq - 1), lo) || !parseInt(v.substr(colon + 1), hi)) {
+    error = "--range takes NAME=LO:HI (integers, HI excluded), got '" + v + "'";
+    return false;
+  }
+  if (lo >= hi) {
+    error = "--range " + v + " is empty: LO must be below HI";
+    return false;
+  }
+  data.ranges[v.substr(0, eq)] = {lo, hi};
+  return true;
+}
 
 int parseArgs(int argc, char **argv, Args &a) {
   if (argc < 2)
@@ -169,6 +205,21 @@ int parseArgs(int argc, char **argv, Args &a) {
       a.constants[v.substr(0, eq)] = {n, "", "command line -D " + v};
     } else if (parseRunOption(argc, argv, i, a.run, runError)) {
       if (!runError.empty())
+        return usageError(runError, i);
+    } else if (arg == "--inputs" || arg == "--save" || arg == "--expect") {
+      std::string &dir = arg == "--inputs" ? a.data.inputsDir
+                         : arg == "--save" ? a.data.saveDir
+                                           : a.data.expectDir;
+      if (!value(dir))
+        return usageError(arg + " needs a directory", i);
+      if (a.command != "run")
+        return usageError(arg + " is an option of kiln run", i);
+    } else if (arg == "--range") {
+      if (!value(v))
+        return usageError("--range needs NAME=LO:HI", i);
+      if (a.command != "run")
+        return usageError("--range is an option of kiln run", i);
+      if (!parseRange(v, a.data, runError))
         return usageError(runError, i);
     } else if (arg == "--print-ir-after-all") {
       a.printAfterAll = true;
@@ -290,6 +341,32 @@ int compileCommand(const Args &a) {
   return writeFile(a.output, text) ? 0 : 1;
 }
 
+/// Prints a run's checks: a line each, or with --json one object.
+bool reportChecks(const Args &a, const std::string &target,
+                  const std::vector<CheckResult> &checks) {
+  if (!a.json)
+    return printChecks(checks);
+  json::Value out = json::Value::obj(), list = json::Value::arr();
+  bool ok = true;
+  for (const CheckResult &c : checks) {
+    json::Value v = json::Value::obj();
+    v.set("name", json::Value::str(c.what));
+    v.set("rel_error", json::Value::num(std::isfinite(c.relError) ? c.relError : -1));
+    v.set("tolerance", json::Value::num(c.tolerance));
+    v.set("nan", json::Value::flag(c.nan));
+    v.set("ok", json::Value::flag(c.ok()));
+    list.array.push_back(std::move(v));
+    ok &= c.ok();
+  }
+  out.set("tile", json::Value::str(a.input));
+  out.set("schedule", json::Value::str(a.schedule));
+  out.set("target", json::Value::str(target));
+  out.set("checks", std::move(list));
+  out.set("ok", json::Value::flag(ok));
+  llvm::outs() << json::print(out);
+  return ok;
+}
+
 int runOnGpuCommand(const Args &a, RunConfig cfg) {
   auto ctx = makeContext();
   SourceDiagnostics diags(*ctx, llvm::errs());
@@ -314,24 +391,27 @@ int runOnGpuCommand(const Args &a, RunConfig cfg) {
                  << " registers; `kiln compile --emit cubin` and kiln-gpu run it elsewhere)\n";
     return 2;
   }
-  const OpHarness *harness = findHarness(build.manifest.entry);
-  if (!harness) {
-    llvm::errs() << "kiln: error: no golden harness for kernel '" << build.manifest.entry << "'\n";
-    return 2;
-  }
-  harness->completeConfig(cfg, c.constants, build.manifest.roundedOperands);
   double ms = 0;
   Launcher launch = [&](const std::vector<ArgValue> &args, std::string &err) {
     return kernel->launch(args, err, &ms);
   };
   std::vector<CheckResult> checks;
-  if (!harness->run(cfg, launch, checks, error)) {
-    llvm::errs() << "kiln: error: " << error << "\n";
-    return 2;
+  if (const OpHarness *harness = harnessFor(build.manifest.entry, a.data)) {
+    harness->completeConfig(cfg, c.constants, build.manifest.roundedOperands);
+    if (!harness->run(cfg, launch, checks, error)) {
+      llvm::errs() << "kiln: error: " << error << "\n";
+      return 2;
+    }
+  } else {
+    if (!runAgainstReference(a.input, a.schedule, a.constants, build.manifest.signature,
+                             build.manifest.roundedOperands, cfg, a.data, launch, checks,
+                             llvm::errs()))
+      return 2;
   }
-  std::printf("%s with %s on %s: %d registers, kernel %.3f ms (one cold launch)\n", a.input.c_str(),
-              a.schedule.c_str(), a.target.c_str(), build.report.registers, ms);
-  return printChecks(checks) ? 0 : 1;
+  if (!a.json)
+    std::printf("%s with %s on %s: %d registers, kernel %.3f ms (one cold launch)\n",
+                a.input.c_str(), a.schedule.c_str(), a.target.c_str(), build.report.registers, ms);
+  return reportChecks(a, a.target, checks) ? 0 : 1;
 }
 
 int runCommand(const Args &a) {
@@ -341,13 +421,15 @@ int runCommand(const Args &a) {
   std::vector<CheckResult> checks;
   double compileMs = 0, runMs = 0;
   auto t0 = std::chrono::steady_clock::now();
-  if (!runOnCpu(a.input, a.schedule, a.constants, cfg, checks, llvm::errs(), &compileMs, &runMs))
+  if (!runOnCpu(a.input, a.schedule, a.constants, cfg, checks, llvm::errs(), &compileMs, &runMs,
+                a.data))
     return 2;
   double totalMs =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("%s with %s on cpu: compile %.0f ms, kernel %.1f ms, total %.0f ms\n",
-              a.input.c_str(), a.schedule.c_str(), compileMs, runMs, totalMs);
-  return printChecks(checks) ? 0 : 1;
+  if (!a.json)
+    std::printf("%s with %s on cpu: compile %.0f ms, kernel %.1f ms, total %.0f ms\n",
+                a.input.c_str(), a.schedule.c_str(), compileMs, runMs, totalMs);
+  return reportChecks(a, "cpu", checks) ? 0 : 1;
 }
 
 int checkCommand(const Args &a) {
@@ -395,50 +477,65 @@ int checkCommand(const Args &a) {
   std::sort(jobs.begin(), jobs.end());
   if (jobs.empty())
     return usageError("no ops found under '" + dir + "'", -1);
-  std::printf("%-20s %-30s %-8s %-26s %10s %10s %8s\n", "op", "schedule", "target", "shape",
-              "o err", "state err", "result");
+  std::printf("%-16s %-38s %-8s %-24s %-36s %s\n", "op", "schedule", "target", "shape",
+              "relative error of each output", "result");
   bool allOk = true;
   for (auto &[tile, sched] : jobs) {
     // Each schedule's tiling runs on the CPU backend; GPU schedules are checked
-    // there too (a schedule never changes the result).
+    // there too (a schedule never changes the result). An op with a golden
+    // harness runs its configs; any other runs the source's `check` shapes
+    // against its float64 reference.
     std::string errText;
     llvm::raw_string_ostream errs(errText);
     Schedule s;
     bool parsed = loadSchedule(sched, s, errs);
-    const OpHarness *harness = parsed ? findHarness(s.op.name) : nullptr;
     std::string tileName = llvm::sys::path::filename(tile).str();
     std::string schedName = llvm::sys::path::filename(sched).str();
-    if (!harness) {
-      std::printf("%-20s %-30s %-8s %-26s %10s %10s %8s\n", tileName.c_str(), schedName.c_str(),
-                  parsed ? s.target->name.c_str() : "?", "-", "-", "-", "FAIL");
-      std::fprintf(stderr, "%s",
-                   parsed ? (schedName + ": no bundled op '" + s.op.name + "' to check\n").c_str()
-                          : errText.c_str());
+    if (!parsed) {
+      std::printf("%-16s %-38s %-8s %-24s %-36s %s\n", tileName.c_str(), schedName.c_str(), "?",
+                  "-", "-", "FAIL");
+      std::fprintf(stderr, "%s", errText.c_str());
       allOk = false;
       continue;
     }
-    for (RunConfig cfg : harness->checkConfigs) {
+    const OpHarness *harness = findHarness(s.op.name);
+    std::vector<RunConfig> configs;
+    if (harness) {
+      configs = harness->checkConfigs;
+    } else {
+      for (auto &dims : checkShapesOf(tile)) {
+        RunConfig cfg;
+        cfg.dims = dims;
+        configs.push_back(cfg);
+      }
+      if (configs.empty()) // an op of fixed dims; otherwise the run says which it needs
+        configs.emplace_back();
+    }
+    for (RunConfig cfg : configs) {
       std::vector<CheckResult> checks;
       errText.clear();
       bool ran = runOnCpu(tile, sched, {}, cfg, checks, errs);
-      bool ok = ran;
-      for (auto &c : checks)
+      bool ok = ran && !checks.empty();
+      std::string errors;
+      for (auto &c : checks) {
         ok &= c.ok();
+        char num[32];
+        std::snprintf(num, sizeof num, "%.2e", c.relError);
+        errors += (errors.empty() ? "" : ", ") + c.what + " " + (c.nan ? "NaN" : num);
+      }
       allOk &= ok;
-      auto err = [&](const char *what) {
-        for (auto &c : checks)
-          if (c.what == what)
-            return c.relError;
-        return -1.0;
-      };
-      std::printf("%-20s %-30s %-8s %-26s %10.2e %10.2e %8s\n", tileName.c_str(), schedName.c_str(),
-                  s.target->name.c_str(), describeShape(cfg).c_str(), err("o"), err("state"),
-                  ok ? "PASS" : "FAIL");
+      std::string shape = harness ? describeShape(cfg) : "";
+      if (!harness)
+        for (auto &[k, v] : cfg.dims)
+          shape += (shape.empty() ? "" : " ") + k + "=" + std::to_string(v);
+      std::printf("%-16s %-38s %-8s %-24s %-36s %s\n", tileName.c_str(), schedName.c_str(),
+                  s.target->name.c_str(), shape.empty() ? "-" : shape.c_str(),
+                  errors.empty() ? "-" : errors.c_str(), ok ? "PASS" : "FAIL");
       if (!ran)
         std::fprintf(stderr, "%s", errText.c_str());
     }
   }
-  std::printf("%s\n", allOk ? "all schedules match the golden reference" : "FAILURES above");
+  std::printf("%s\n", allOk ? "all schedules match their reference" : "FAILURES above");
   return allOk ? 0 : 1;
 }
 

@@ -1,0 +1,82 @@
+"""kiln.compile: a source and schedule to a callable kernel, through the CLI
+and the cache.
+
+With a kiln binary at hand, compile() runs `kiln compile --emit cubin` on a
+cache miss and stores the cubin and manifest; without one (a GPU machine),
+it takes a cache entry for the same inputs built by any compiler. So a
+script calls kiln.compile() the same way on the build host and on the GPU
+machine, and the cache directory is what travels between them.
+"""
+import operator
+import subprocess
+from pathlib import Path
+
+from . import binary, cache
+from .errors import CompileError, KilnError
+from .kernel import load
+
+
+def check_consts(consts):
+    """{name: int} from the consts given, checked (kiln's -D takes integers;
+    True and False are 1 and 0, for flags like USE_QK_L2NORM)."""
+    out = {}
+    for name, value in (consts or {}).items():
+        if not isinstance(name, str) or not name.isidentifier():
+            raise TypeError(f"const name {name!r} is not an identifier")
+        try:
+            out[name] = operator.index(value)
+        except TypeError:
+            raise TypeError(f"const {name} must be an integer, got {value!r}") from None
+    return out
+
+
+def const_flags(consts):
+    """kiln's -D flags for {name: int}, in sorted order."""
+    return [flag for name in sorted(consts) for flag in ("-D", f"{name}={consts[name]}")]
+
+
+def compile(tile, schedule, consts=None, *, cache_dir=None, kiln_bin=None):  # noqa: A001
+    """The kernel (or op) schedule `schedule` makes of source `tile`, built
+    for its GPU target with `consts` ({name: int}, like -D) overriding the
+    source's consts.
+
+    Cached under `cache_dir` (default $KILN_CACHE_DIR or ~/.cache/kiln) by
+    the inputs' hash and the compiler's. Raises CompileError (carrying the
+    compiler's file:line:col diagnostics) when kiln rejects the inputs, and
+    KilnError when there is neither a kiln binary (kiln_bin, $KILN_BIN,
+    PATH, build/bin/kiln of this checkout) nor a cache entry to use.
+    """
+    tile, schedule = Path(tile), Path(schedule)
+    consts = check_consts(consts)
+    key = cache.input_key(tile.read_bytes(), schedule.read_bytes(), schedule.name, consts)
+    root = Path(cache_dir) if cache_dir is not None else cache.default_dir()
+    kiln = binary.find(kiln_bin)
+    if kiln is None:
+        found = cache.lookup(root, key)
+        if found is None:
+            raise KilnError(
+                f"cannot compile {tile} with {schedule.name}"
+                f"{' and ' + ' '.join(const_flags(consts)) if consts else ''}: no kiln binary "
+                f"({binary.searched()}) and no cache entry {key[:16]}... under {root}; compile "
+                "it where kiln is built and copy that cache directory here (or point "
+                "$KILN_CACHE_DIR at it)")
+        return load(found)
+    compiler = binary.compiler_id(kiln)
+    found = cache.lookup(root, key, compiler)
+    if found is None:
+        found = cache.store(root, key, compiler,
+                            lambda out: _run_compile(kiln, tile, schedule, consts, out))
+    return load(found)
+
+
+def _run_compile(kiln, tile, schedule, consts, out):
+    """Runs `kiln compile` writing out/NAME.cubin and out/NAME.json, NAME
+    the schedule's (so a bench table's tag is the schedule's name)."""
+    cubin = out / f"{schedule.stem}.cubin"
+    command = [kiln, "compile", str(tile), "-s", str(schedule), "--emit", "cubin",
+               "-o", str(cubin), *const_flags(consts)]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise CompileError(command, done.returncode, done.stderr)
+    if not (cubin.is_file() and cubin.with_suffix(".json").is_file()):
+        raise KilnError(f"{' '.join(command)} wrote no {cubin.name} and manifest")

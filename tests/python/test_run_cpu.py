@@ -1,0 +1,116 @@
+"""kiln.run_cpu: the CLI contract with a fake kiln, then the real CPU
+backend on bundled ops (the tutorial softmax, GDN decode)."""
+import numpy as np
+import pytest
+from conftest import REPO, real_kiln
+
+import kiln
+
+
+def test_command_line_and_results(tmp_path, fake_kiln, op_files):
+    kiln_bin, calls = fake_kiln
+    tile, schedule = op_files
+    q = np.linspace(-1, 1, 8, dtype=np.float32)
+    run = kiln.run_cpu(tile, schedule, inputs={"q": q}, dims={"B": 2, "H": 4}, consts={"K": 64},
+                       seed=7, ranges={"slots": (-1, 2)}, kiln_bin=kiln_bin)
+    [argv] = calls()
+    assert argv[:3] == ["run", str(tile), "-s"]
+    for flags in [["--dims", "B=2,H=4"], ["-D", "K=64"], ["--range", "slots=-1:2"],
+                  ["--seed", "7"], ["--json"]]:
+        assert any(argv[i:i + len(flags)] == flags for i in range(len(argv)))
+    assert run.ok and run.checks == [kiln.Check("o", 1e-7, 1e-5, True, False)]
+    assert np.array_equal(run.outputs["q"], q)  # inputs come back as used
+    assert run.outputs["o"].shape == (2, 3) and run.references["o"].dtype == np.float64
+    assert run.before == {} and run.report["target"] == "cpu"
+
+
+def test_expect_and_inputs_before_a_run(tmp_path, fake_kiln, op_files):
+    kiln_bin, calls = fake_kiln
+    state = np.ones(3, np.float32)
+    run = kiln.run_cpu(*op_files, inputs={"state.in": state},
+                       expect={"o": np.arange(6, dtype=np.float32).reshape(2, 3)},
+                       kiln_bin=kiln_bin)
+    assert "--expect" in calls()[0]
+    assert run.ok and [c.name for c in run.checks] == ["o", "o vs --expect"]
+    assert np.array_equal(run.before["state"], state)
+    run = kiln.run_cpu(*op_files, expect={"o": np.zeros((2, 3))}, kiln_bin=kiln_bin)
+    assert not run.ok and not run.checks[1].ok
+
+
+def test_a_failed_check_is_a_result(tmp_path, fake_kiln, op_files):
+    kiln_bin, _ = fake_kiln
+    tile, schedule = op_files
+    tile.write_text("fail\n")
+    run = kiln.run_cpu(tile, schedule, kiln_bin=kiln_bin)
+    assert not run.ok and not run.checks[0].ok and "o" in run.outputs
+
+
+def test_bad_input_raises_kilns_message(tmp_path, fake_kiln, op_files):
+    kiln_bin, _ = fake_kiln
+    tile, schedule = op_files
+    tile.write_text("bad\n")
+    with pytest.raises(kiln.KilnError, match="exit 2\\):\nkiln: error: q.npy: dim 1 is 3"):
+        kiln.run_cpu(tile, schedule, kiln_bin=kiln_bin)
+
+
+def test_no_binary(op_files, no_kiln):
+    with pytest.raises(kiln.KilnError, match="run_cpu needs the kiln binary"):
+        kiln.run_cpu(*op_files)
+
+
+needs_run_inputs = pytest.mark.skipif(real_kiln() is None,
+                                      reason="needs build/bin/kiln (or $KILN_BIN)")
+DECODE = REPO / "ops" / "gdn" / "decode.tile"
+DECODE_CPU = REPO / "ops" / "gdn" / "schedules" / "decode_cpu.yaml"
+SMALL = dict(dims={"B": 3, "H": 2, "HV": 4, "N": 3}, consts={"K": 64, "V": 32})
+
+
+@needs_run_inputs
+def test_decode_on_the_cpu_backend():
+    rng = np.random.default_rng(0)
+    q = rng.standard_normal((3, 1, 2, 64), dtype=np.float32)
+    q = (q.view(np.uint32) >> 16).astype(np.uint16)  # bf16 bits
+    A_log = rng.uniform(-1, 1, 4).astype(np.float32)
+    slots = np.array([2, 0, 1], dtype=np.int32)
+    run = kiln.run_cpu(DECODE, DECODE_CPU, seed=3, kiln_bin=real_kiln(), **SMALL,
+                       inputs={"q": q, "A_log": A_log, "slots": slots, "scale": np.float32(0.125)})
+    assert run.ok and {c.name for c in run.checks} >= {"o", "state"}
+    assert all(c.ok and not c.nan and c.rel_error < c.tolerance for c in run.checks)
+    assert set(run.outputs) == {"q", "k", "v", "a", "b", "A_log", "dt_bias", "slots", "state",
+                                "o", "scale"}
+    # Inputs come back as used (bf16 as bfloat16 where ml_dtypes is installed).
+    assert np.array_equal(run.outputs["q"].view(np.uint16), q)
+    assert np.array_equal(run.outputs["A_log"], A_log)
+    assert np.array_equal(run.outputs["slots"], slots) and run.outputs["scale"] == np.float32(0.125)
+    assert run.outputs["state"].shape == (3, 4, 32, 64) and run.outputs["state"].dtype == np.float32
+    assert run.before["state"].shape == (3, 4, 32, 64)  # inout: also as it was
+    assert not np.array_equal(run.before["state"], run.outputs["state"])
+    assert run.outputs["o"].shape == (3, 1, 4, 32) and run.references["o"].shape == (3, 1, 4, 32)
+    assert run.outputs["o"].dtype == (kiln.npy.bfloat16 or np.uint16)
+
+
+@needs_run_inputs
+def test_decode_bad_input_names_the_parameter():
+    with pytest.raises(kiln.KilnError, match="A_log"):
+        kiln.run_cpu(DECODE, DECODE_CPU, inputs={"A_log": np.zeros(5, np.float32)},
+                     kiln_bin=real_kiln(), **SMALL)
+
+
+SOFTMAX = REPO / "ops" / "softmax" / "softmax.tile"
+
+
+@needs_run_inputs
+@pytest.mark.parametrize("schedule", ["softmax_cpu", "softmax_sm_90a", "softmax_sm_90a_tma"])
+def test_softmax_schedules_match_numpy(schedule):
+    """A user's own check of each schedule, on the CPU backend: the tiling
+    each schedule gives, against numpy's softmax of the same bf16 inputs."""
+    rng = np.random.default_rng(1)
+    x = (rng.standard_normal((19, 300), dtype=np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    run = kiln.run_cpu(SOFTMAX, REPO / "ops" / "softmax" / "schedules" / f"{schedule}.yaml",
+                       inputs={"x": x}, kiln_bin=real_kiln())
+    assert run.ok
+    xf = (x.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    want = np.exp(xf - xf.max(axis=1, keepdims=True))
+    want /= want.sum(axis=1, keepdims=True)
+    y = run.outputs["y"].view(np.uint16).astype(np.uint32) << 16
+    assert np.abs(y.view(np.float32) - want).max() < 4e-3
