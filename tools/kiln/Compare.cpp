@@ -533,11 +533,14 @@ int kiln::compareSchedules(const CompareOptions &o) {
                   shape.empty() ? "default dims" : shape.c_str(),
                   checkShapes.empty() ? "" : " (the source's check shape)");
     }
-    std::printf("%-22s %-8s %5s %7s %6s %9s %9s %10s %10s\n", "schedule", "target", "regs", "smem",
-                "spill", "MB moved", "MFLOP", "floor us", "max diff");
+    int width = 22; // the schedule column fits the longest name
+    for (const Row &r : rows)
+      width = std::max(width, (int)r.schedule.size());
+    std::printf("%-*s %-8s %5s %7s %6s %9s %9s %10s %10s\n", width, "schedule", "target", "regs",
+                "smem", "spill", "MB moved", "MFLOP", "floor us", "max diff");
     for (const Row &r : rows) {
       if (!r.error.empty() && r.outputs.empty()) {
-        std::printf("%-22s error: %s\n", r.schedule.c_str(), r.error.c_str());
+        std::printf("%-*s error: %s\n", width, r.schedule.c_str(), r.error.c_str());
         continue;
       }
       auto num = [&](double v, const char *fmt) {
@@ -546,7 +549,7 @@ int kiln::compareSchedules(const CompareOptions &o) {
         return std::string(b);
       };
       std::printf(
-          "%-22s %-8s %5s %7s %6s %9.2f %9.2f %10s %10.2e%s\n", r.schedule.c_str(),
+          "%-*s %-8s %5s %7s %6s %9.2f %9.2f %10s %10.2e%s\n", width, r.schedule.c_str(),
           r.target.c_str(), r.hasCubin ? num(r.report.registers, "%.0f").c_str() : "-",
           r.hasCubin ? num(r.report.sharedBytes + r.dynamicShared, "%.0f").c_str() : "-",
           r.hasCubin ? num(r.report.spillStores + r.report.spillLoads, "%.0f").c_str() : "-",
