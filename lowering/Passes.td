@@ -547,7 +547,7 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
 
     Warp roles (several `roles` in the schedule) become one branch each of an
     if/else over the warp index; a role lowers only the ops it owns and what
-    they need (lowering/KernelPlan). Roles with different budgets move to them
+    they need (lowering/analysis/KernelPlan). Roles with different budgets move to them
     with `nvvm.setmaxregister` from a launch cap (`nvvm.maxnreg`) that is their
     average. A load in a `copy: tma` pipeline becomes a ring of shared-memory
     stages (an external `__kiln_dynamic_smem` array) with full and empty

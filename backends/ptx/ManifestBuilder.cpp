@@ -1,8 +1,8 @@
 //===- ManifestBuilder.cpp - a manifest from a scheduled kernel -----------===//
 #include "backends/ptx/ManifestBuilder.h"
 #include "backends/cpu/KernelSignature.h"
-#include "lowering/KernelPlan.h"
-#include "lowering/KernelWalk.h"
+#include "lowering/analysis/KernelPlan.h"
+#include "lowering/analysis/KernelWalk.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 

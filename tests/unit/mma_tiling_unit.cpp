@@ -1,7 +1,7 @@
 //===- mma_tiling_unit.cpp - how dots split into tensor-core products ----===//
-#include "lowering/KernelPlan.h"
-#include "lowering/Layout.h"
-#include "lowering/MmaTiling.h"
+#include "lowering/analysis/KernelPlan.h"
+#include "lowering/analysis/Layout.h"
+#include "lowering/analysis/MmaTiling.h"
 
 #include "mlir/IR/Builders.h"
 

@@ -5,7 +5,7 @@
 #include "backends/runtime/GpuLauncher.h"
 #include "dsl/SourceDiagnostics.h"
 #include "dsl/TileDialect.h"
-#include "lowering/KernelWalk.h"
+#include "lowering/analysis/KernelWalk.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"

@@ -5,8 +5,8 @@
 #include "backends/ptx/ManifestBuilder.h"
 #include "dsl/SourceDiagnostics.h"
 #include "dsl/TileDialect.h"
-#include "lowering/KernelWalk.h"
 #include "lowering/Passes.h"
+#include "lowering/analysis/KernelWalk.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"

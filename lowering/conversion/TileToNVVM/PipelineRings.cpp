@@ -6,7 +6,7 @@
 // back) and stores handed to a copying role through a store ring.
 //
 //===----------------------------------------------------------------------===//
-#include "lowering/GpuKernelLowering.h"
+#include "lowering/conversion/TileToNVVM/GpuKernelLowering.h"
 
 using namespace mlir;
 using namespace kiln::tile;

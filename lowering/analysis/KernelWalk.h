@@ -4,8 +4,8 @@
 // the parts that do not depend on where tiles live (buffers or registers).
 //
 //===----------------------------------------------------------------------===//
-#ifndef KILN_LOWERING_KERNELWALK_H
-#define KILN_LOWERING_KERNELWALK_H
+#ifndef KILN_LOWERING_ANALYSIS_KERNELWALK_H
+#define KILN_LOWERING_ANALYSIS_KERNELWALK_H
 
 #include "dsl/TileDialect.h"
 

@@ -1,5 +1,5 @@
 //===- MmaTiling.cpp - how a tile.dot runs on tensor cores ----------------===//
-#include "lowering/MmaTiling.h"
+#include "lowering/analysis/MmaTiling.h"
 
 #include "mlir/IR/Dominance.h"
 

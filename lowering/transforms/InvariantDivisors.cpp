@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dsl/TileDialect.h"
-#include "lowering/KernelWalk.h"
 #include "lowering/Passes.h"
+#include "lowering/analysis/KernelWalk.h"
 
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"

@@ -6,7 +6,7 @@
 // loads (and its TMA copies).
 //
 //===----------------------------------------------------------------------===//
-#include "lowering/GpuKernelLowering.h"
+#include "lowering/conversion/TileToNVVM/GpuKernelLowering.h"
 
 using namespace mlir;
 using namespace kiln::tile;

@@ -10,11 +10,11 @@
 // they are assigned, and the lowered kernel reports its tensor maps.
 //
 //===----------------------------------------------------------------------===//
-#ifndef KILN_LOWERING_KERNELPLAN_H
-#define KILN_LOWERING_KERNELPLAN_H
+#ifndef KILN_LOWERING_ANALYSIS_KERNELPLAN_H
+#define KILN_LOWERING_ANALYSIS_KERNELPLAN_H
 
 #include "dsl/TileDialect.h"
-#include "lowering/MmaTiling.h"
+#include "lowering/analysis/MmaTiling.h"
 
 #include "llvm/ADT/DenseSet.h"
 

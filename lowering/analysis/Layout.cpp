@@ -1,5 +1,5 @@
 //===- Layout.cpp - register arithmetic of #tile.layout -------------------===//
-#include "lowering/Layout.h"
+#include "lowering/analysis/Layout.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/Support/ErrorHandling.h"

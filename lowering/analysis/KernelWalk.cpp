@@ -1,5 +1,5 @@
 //===- KernelWalk.cpp - pieces every tile-kernel lowering shares ----------===//
-#include "lowering/KernelWalk.h"
+#include "lowering/analysis/KernelWalk.h"
 #include "dsl/schedule/Target.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -1,9 +1,9 @@
 //===- KernelPlan.cpp - warp roles and copy pipelines of a kernel ---------===//
-#include "lowering/KernelPlan.h"
+#include "lowering/analysis/KernelPlan.h"
 #include "dsl/schedule/Schedule.h"
 #include "dsl/schedule/Target.h"
-#include "lowering/Layout.h"
-#include "lowering/MmaTiling.h"
+#include "lowering/analysis/Layout.h"
+#include "lowering/analysis/MmaTiling.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 

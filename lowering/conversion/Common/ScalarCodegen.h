@@ -5,8 +5,8 @@
 // approximate special-function unit on NVIDIA). Both lowerings call these.
 //
 //===----------------------------------------------------------------------===//
-#ifndef KILN_LOWERING_SCALARCODEGEN_H
-#define KILN_LOWERING_SCALARCODEGEN_H
+#ifndef KILN_LOWERING_CONVERSION_COMMON_SCALARCODEGEN_H
+#define KILN_LOWERING_CONVERSION_COMMON_SCALARCODEGEN_H
 
 #include "dsl/TileDialect.h"
 

@@ -18,8 +18,8 @@
 // `persistent` wraps each role's body in a loop over grid points.
 //
 //===----------------------------------------------------------------------===//
-#include "lowering/GpuKernelLowering.h"
 #include "lowering/Passes.h"
+#include "lowering/conversion/TileToNVVM/GpuKernelLowering.h"
 
 #include "llvm/ADT/TypeSwitch.h"
 

@@ -7,16 +7,16 @@
 // mbarriers). Internal to lowering/.
 //
 //===----------------------------------------------------------------------===//
-#ifndef KILN_LOWERING_GPUKERNELLOWERING_H
-#define KILN_LOWERING_GPUKERNELLOWERING_H
+#ifndef KILN_LOWERING_CONVERSION_TILETONVVM_GPUKERNELLOWERING_H
+#define KILN_LOWERING_CONVERSION_TILETONVVM_GPUKERNELLOWERING_H
 
 #include "dsl/TileDialect.h"
 #include "dsl/schedule/Target.h"
-#include "lowering/KernelPlan.h"
-#include "lowering/KernelWalk.h"
-#include "lowering/Layout.h"
-#include "lowering/MmaTiling.h"
-#include "lowering/ScalarCodegen.h"
+#include "lowering/analysis/KernelPlan.h"
+#include "lowering/analysis/KernelWalk.h"
+#include "lowering/analysis/Layout.h"
+#include "lowering/analysis/MmaTiling.h"
+#include "lowering/conversion/Common/ScalarCodegen.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"

@@ -8,9 +8,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dsl/TileDialect.h"
-#include "lowering/KernelWalk.h"
 #include "lowering/Passes.h"
-#include "lowering/ScalarCodegen.h"
+#include "lowering/analysis/KernelWalk.h"
+#include "lowering/conversion/Common/ScalarCodegen.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/TypeSwitch.h"

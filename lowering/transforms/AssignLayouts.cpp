@@ -11,10 +11,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dsl/TileDialect.h"
-#include "lowering/KernelPlan.h"
-#include "lowering/Layout.h"
-#include "lowering/MmaTiling.h"
 #include "lowering/Passes.h"
+#include "lowering/analysis/KernelPlan.h"
+#include "lowering/analysis/Layout.h"
+#include "lowering/analysis/MmaTiling.h"
 
 #include "mlir/IR/IRMapping.h"
 

@@ -8,7 +8,7 @@
 // registers or tensor memory; products handed to an issuing role).
 //
 //===----------------------------------------------------------------------===//
-#include "lowering/GpuKernelLowering.h"
+#include "lowering/conversion/TileToNVVM/GpuKernelLowering.h"
 
 #include <numeric>
 

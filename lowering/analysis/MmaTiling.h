@@ -21,8 +21,8 @@
 // in KernelPlan and the instructions in convert-tile-to-nvvm agree.
 //
 //===----------------------------------------------------------------------===//
-#ifndef KILN_LOWERING_MMATILING_H
-#define KILN_LOWERING_MMATILING_H
+#ifndef KILN_LOWERING_ANALYSIS_MMATILING_H
+#define KILN_LOWERING_ANALYSIS_MMATILING_H
 
 #include "dsl/TileDialect.h"
 

@@ -1,5 +1,5 @@
 //===- ScalarCodegen.cpp - one element of a tile op -----------------------===//
-#include "lowering/ScalarCodegen.h"
+#include "lowering/conversion/Common/ScalarCodegen.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"

@@ -5,8 +5,8 @@
 // tile-assign-layouts (which chooses) and convert-tile-to-nvvm (which obeys).
 //
 //===----------------------------------------------------------------------===//
-#ifndef KILN_LOWERING_LAYOUT_H
-#define KILN_LOWERING_LAYOUT_H
+#ifndef KILN_LOWERING_ANALYSIS_LAYOUT_H
+#define KILN_LOWERING_ANALYSIS_LAYOUT_H
 
 #include "dsl/TileDialect.h"
 
