@@ -1208,7 +1208,18 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
       plan.dynamicSharedBytes = role.warpSlicesOffset + role.warpSliceBytes * role.numWarps;
     }
   }
-  if (target && target->isGpu && plan.dynamicSharedBytes > target->smemBytes) {
+  // Before tile-assign-layouts, a product's result is not yet known to stay
+  // in its accumulator fragment (resultInFragment), so the staging counted
+  // is an upper bound: a 128 x 256 product would be refused for the 128 KB
+  // of a result it never stages. The plan built once layouts are set (the
+  // NVVM conversion's) holds the kernel to the target's shared memory.
+  bool layoutsSet =
+      kernel
+          ->walk([](Operation *op) {
+            return op->hasAttr(kLayoutAttr) ? WalkResult::interrupt() : WalkResult::advance();
+          })
+          .wasInterrupted();
+  if (layoutsSet && target && target->isGpu && plan.dynamicSharedBytes > target->smemBytes) {
     Operation *at = largest.op ? largest.op : kernel.getOperation();
     InFlightDiagnostic diag = at->emitOpError("needs ")
                               << plan.dynamicSharedBytes
