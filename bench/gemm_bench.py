@@ -9,62 +9,34 @@ usage: python3 bench/gemm_bench.py [--shapes 4096x4096x4096,...] [--json OUT]
 (where kiln.compile finds the builds: the kiln binary, or a cache made on the
 build host with --build and carried, $KILN_CACHE_DIR)
 """
-import argparse
-import json
-from pathlib import Path
+from op_bench import graph_ms, run
 
-REPO = Path(__file__).resolve().parents[1]
 SCHEDULES = ["gemm_sm_90a", "gemm_sm_90a_ws"]
 
 
-def builds():
-    import kiln
-    op = REPO / "ops" / "gemm"
-    return {s: kiln.compile(op / "gemm.tile", op / "schedules" / f"{s}.yaml") for s in SCHEDULES}
-
-
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--shapes", default="4096x4096x4096,8192x8192x8192,1000x3000x2048")
-    ap.add_argument("--json")
-    ap.add_argument("--build", action="store_true", help="only compile into the cache")
-    args = ap.parse_args()
-    kernels = builds()
-    if args.build:
-        for name, k in kernels.items():
-            print(name, k.path)
-        return
+def measure(dims, kernels):
     import torch
-    import triton
-    print(f"# {torch.cuda.get_device_name()}, torch {torch.__version__}")
-    rows = []
-    for shape in args.shapes.split(","):
-        M, N, K = (int(d) for d in shape.split("x"))
-        a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
-        b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
-        c = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
-        ref = a.double() @ b.double()
-        tflops = lambda ms: 2 * M * N * K / (ms * 1e-3) / 1e12  # noqa: E731
-        graph = lambda fn: triton.testing.do_bench_cudagraph(fn, rep=200, return_mode="median")  # noqa: E731
-        row = {"M": M, "N": N, "K": K, "torch_ms": graph(lambda: torch.matmul(a, b))}
-        line = f"{shape:>16}  torch {row['torch_ms']:7.3f} ms {tflops(row['torch_ms']):5.0f} TFLOP/s"
-        for name, k in kernels.items():
-            c.fill_(float("nan"))
-            k(a, b, c)
-            torch.cuda.synchronize()
-            rel = ((c.double() - ref).norm() / ref.norm()).item()
-            if not rel < 1e-2:  # bf16 rounding of C; NaN fails
-                raise SystemExit(f"{name} at {shape}: relative error {rel}")
-            row[f"{name}_rel_err"] = rel
-            row[f"{name}_ms"] = ms = graph(lambda: k(a, b, c))
-            line += (f"  {name} {ms:7.3f} ms {tflops(ms):5.0f} TFLOP/s "
-                     f"({row['torch_ms'] / ms * 100:.0f}% of torch)")
-        rows.append(row)
-        print(line, flush=True)
-    if args.json:
-        Path(args.json).write_text(json.dumps({"device": torch.cuda.get_device_name(),
-                                               "rows": rows}, indent=1))
+    M, N, K = dims
+    a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
+    c = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+    ref = a.double() @ b.double()
+    tflops = lambda ms: 2 * M * N * K / (ms * 1e-3) / 1e12  # noqa: E731
+    row = {"M": M, "N": N, "K": K, "torch_ms": graph_ms(lambda: torch.matmul(a, b))}
+    line = f"torch {row['torch_ms']:7.3f} ms {tflops(row['torch_ms']):5.0f} TFLOP/s"
+    for name, k in kernels.items():
+        c.fill_(float("nan"))
+        k(a, b, c)
+        torch.cuda.synchronize()
+        rel = ((c.double() - ref).norm() / ref.norm()).item()
+        if not rel < 1e-2:  # bf16 rounding of C; NaN fails
+            raise SystemExit(f"{name} at {M}x{N}x{K}: relative error {rel}")
+        row[f"{name}_rel_err"] = rel
+        row[f"{name}_ms"] = ms = graph_ms(lambda: k(a, b, c))
+        line += (f"  {name} {ms:7.3f} ms {tflops(ms):5.0f} TFLOP/s "
+                 f"({row['torch_ms'] / ms * 100:.0f}% of torch)")
+    return row, line
 
 
 if __name__ == "__main__":
-    main()
+    run("gemm", SCHEDULES, "4096x4096x4096,8192x8192x8192,1000x3000x2048", measure)

@@ -1,0 +1,52 @@
+"""What the benches of bundled ops share: their builds through the kiln
+package, the command line (--shapes, --json, --build) and CUDA-graph timing.
+
+A bench names its op and schedules and measures one shape at a time;
+`--build` only fills kiln.compile's cache (on the build host, to carry to a
+GPU machine, which has no kiln binary).
+"""
+import argparse
+import json
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def builds(op, schedules):
+    """kiln.compile of ops/OP/OP.tile with each schedule, by name."""
+    import kiln
+    root = REPO / "ops" / op
+    return {s: kiln.compile(root / f"{op}.tile", root / "schedules" / f"{s}.yaml")
+            for s in schedules}
+
+
+def graph_ms(fn):
+    """CUDA-graph replay median of `fn`, in ms."""
+    import triton
+    return triton.testing.do_bench_cudagraph(fn, rep=200, return_mode="median")
+
+
+def run(op, schedules, default_shapes, measure):
+    """Parses the command line; builds; then for each shape (a string such
+    as "4096x4096") calls measure(dims, kernels) -> (row, line), prints the
+    line and writes the rows as JSON with --json."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--shapes", default=default_shapes)
+    ap.add_argument("--json")
+    ap.add_argument("--build", action="store_true", help="only compile into the cache")
+    args = ap.parse_args()
+    kernels = builds(op, schedules)
+    if args.build:
+        for name, k in kernels.items():
+            print(name, k.path)
+        return
+    import torch
+    print(f"# {torch.cuda.get_device_name()}, torch {torch.__version__}")
+    rows = []
+    for shape in args.shapes.split(","):
+        row, line = measure([int(d) for d in shape.split("x")], kernels)
+        rows.append(row)
+        print(f"{shape:>16}  {line}", flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps({"device": torch.cuda.get_device_name(),
+                                               "rows": rows}, indent=1))
