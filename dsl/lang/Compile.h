@@ -26,7 +26,7 @@ struct CompileOptions {
   std::map<std::string, ExternalValue> scheduleParams;
   /// Every float type (f32, bf16, f16: of tensors, scalars, tiles, casts and
   /// products) becomes f64: the op's float64 reference. A cast to a narrower
-  /// float then rounds nothing (docs/language.md, "The float64 reference").
+  /// float then rounds nothing (docs/language.md, "Checking an op").
   bool promoteFloats = false;
 };
 

@@ -3,7 +3,6 @@ speaks the CLI's contract (so the cache and run_cpu's plumbing are tested
 without LLVM), and the real binary where one is built."""
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -98,3 +97,7 @@ def real_kiln():
     """The kiln binary built in this checkout ($KILN_BIN, else build/bin/kiln), or None."""
     path = os.environ.get("KILN_BIN") or str(REPO / "build" / "bin" / "kiln")
     return path if os.access(path, os.X_OK) else None
+
+
+# Tests that drive the kiln binary built in this checkout (ctest sets $KILN_BIN).
+needs_kiln = pytest.mark.skipif(real_kiln() is None, reason="needs build/bin/kiln or $KILN_BIN")

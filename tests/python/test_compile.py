@@ -3,7 +3,7 @@ import os
 import shutil
 
 import pytest
-from conftest import REPO, real_kiln
+from conftest import REPO, needs_kiln, real_kiln
 
 import kiln
 from kiln import binary, cache
@@ -113,7 +113,6 @@ def test_consts_are_integers(tmp_path, fake_kiln, op_files):
         kiln.compile(*op_files, {"K=1": 2}, cache_dir=tmp_path, kiln_bin=kiln_bin)
 
 
-needs_kiln = pytest.mark.skipif(real_kiln() is None, reason="needs build/bin/kiln or $KILN_BIN")
 DECODE = REPO / "ops" / "gdn" / "decode.tile"
 DECODE_TMA = REPO / "ops" / "gdn" / "schedules" / "decode_sm_90a_tma.yaml"
 

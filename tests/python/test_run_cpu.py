@@ -2,7 +2,7 @@
 backend on bundled ops (the tutorial softmax, GDN decode)."""
 import numpy as np
 import pytest
-from conftest import REPO, real_kiln
+from conftest import REPO, needs_kiln, real_kiln
 
 import kiln
 
@@ -58,14 +58,12 @@ def test_no_binary(op_files, no_kiln):
         kiln.run_cpu(*op_files)
 
 
-needs_run_inputs = pytest.mark.skipif(real_kiln() is None,
-                                      reason="needs build/bin/kiln (or $KILN_BIN)")
 DECODE = REPO / "ops" / "gdn" / "decode.tile"
 DECODE_CPU = REPO / "ops" / "gdn" / "schedules" / "decode_cpu.yaml"
 SMALL = dict(dims={"B": 3, "H": 2, "HV": 4, "N": 3}, consts={"K": 64, "V": 32})
 
 
-@needs_run_inputs
+@needs_kiln
 def test_decode_on_the_cpu_backend():
     rng = np.random.default_rng(0)
     q = rng.standard_normal((3, 1, 2, 64), dtype=np.float32)
@@ -89,7 +87,7 @@ def test_decode_on_the_cpu_backend():
     assert run.outputs["o"].dtype == (kiln.npy.bfloat16 or np.uint16)
 
 
-@needs_run_inputs
+@needs_kiln
 def test_decode_bad_input_names_the_parameter():
     with pytest.raises(kiln.KilnError, match="A_log"):
         kiln.run_cpu(DECODE, DECODE_CPU, inputs={"A_log": np.zeros(5, np.float32)},
@@ -99,7 +97,7 @@ def test_decode_bad_input_names_the_parameter():
 SOFTMAX = REPO / "ops" / "softmax" / "softmax.tile"
 
 
-@needs_run_inputs
+@needs_kiln
 @pytest.mark.parametrize("schedule", ["softmax_cpu", "softmax_sm_90a", "softmax_sm_90a_tma"])
 def test_softmax_schedules_match_numpy(schedule):
     """A user's own check of each schedule, on the CPU backend: the tiling

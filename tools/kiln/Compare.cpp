@@ -356,20 +356,18 @@ int kiln::compareSchedules(const CompareOptions &o) {
     } else if (cpu) {
       // No harness: each schedule against the op's float64 reference, on
       // the same inputs (same seed) at the numeric shape.
-      std::vector<HostArg> args, ref;
-      if (!makeArguments(sig, numericDims, {}, {}, o.seed, args, error)) {
-        row.error = error;
-      } else {
-        const std::vector<HostArg> inputs = args;
-        std::vector<ArgValue> values = argValues(args);
-        if (!cpu->launch(values, error))
-          row.error = error;
-        else if (!runReference(o.tilePath, path, o.constants, inputs, ref, errs))
-          row.error = errText;
-        else
-          for (const CheckResult &c : checkOutputs(args, ref, false))
-            row.referenceError = std::max(row.referenceError, c.nan ? INFINITY : c.relError);
-      }
+      RunConfig numeric;
+      numeric.dims = numericDims;
+      numeric.seed = o.seed;
+      Launcher launch = [&](const std::vector<ArgValue> &args, std::string &err) {
+        return cpu->launch(args, err);
+      };
+      std::vector<CheckResult> checks;
+      if (!runAgainstReference(o.tilePath, path, o.constants, sig, false, numeric, {}, launch,
+                               checks, errs))
+        row.error = errText;
+      for (const CheckResult &c : checks)
+        row.referenceError = std::max(row.referenceError, c.nan ? INFINITY : c.relError);
     } else {
       row.error = error;
     }

@@ -158,14 +158,11 @@ struct Dims {
 std::string inputFile(const DataOptions &data, const ParamInfo &p) {
   if (data.inputsDir.empty() || p.access == "out")
     return "";
-  for (const char *suffix : {".in.npy", ".npy"}) {
-    if (p.access != "inout" && std::string(suffix) == ".in.npy")
-      continue;
-    std::string path = (fs::path(data.inputsDir) / (p.name + suffix)).string();
-    if (fs::exists(path))
-      return path;
-  }
-  return "";
+  fs::path dir(data.inputsDir);
+  // An inout's state before a run (`--save` writes it so) comes first.
+  if (p.access == "inout" && fs::exists(dir / (p.name + ".in.npy")))
+    return (dir / (p.name + ".in.npy")).string();
+  return fs::exists(dir / (p.name + ".npy")) ? (dir / (p.name + ".npy")).string() : "";
 }
 
 /// Every .npy in the inputs directory names a parameter (NAME, NAME.in,
@@ -399,8 +396,11 @@ double kiln::defaultTolerance(DType t, bool roundedOperands) {
   return roundedOperands ? std::max(tol, 1e-2) : tol;
 }
 
-std::vector<CheckResult> kiln::checkOutputs(const std::vector<HostArg> &got,
-                                            const std::vector<HostArg> &ref, bool roundedOperands) {
+/// The relative error of every out / inout argument of `got` against `ref`
+/// (both after their runs), with the parameter's tolerance or the default.
+static std::vector<CheckResult> checkOutputs(const std::vector<HostArg> &got,
+                                             const std::vector<HostArg> &ref,
+                                             bool roundedOperands) {
   std::vector<CheckResult> checks;
   for (size_t i = 0; i < got.size(); ++i) {
     const ParamInfo &p = got[i].param;
@@ -412,10 +412,12 @@ std::vector<CheckResult> kiln::checkOutputs(const std::vector<HostArg> &got,
   return checks;
 }
 
-bool kiln::runReference(const std::string &tilePath, const std::string &schedulePath,
-                        const std::map<std::string, lang::ExternalValue> &constants,
-                        const std::vector<HostArg> &inputs, std::vector<HostArg> &ref,
-                        llvm::raw_ostream &errs) {
+/// The float64 reference's outputs on `inputs` (a build's arguments before
+/// its run): compiles `tilePath` promoted, runs it on the CPU.
+static bool runReference(const std::string &tilePath, const std::string &schedulePath,
+                         const std::map<std::string, lang::ExternalValue> &constants,
+                         const std::vector<HostArg> &inputs, std::vector<HostArg> &ref,
+                         llvm::raw_ostream &errs) {
   auto ctx = makeContext();
   SourceDiagnostics diags(*ctx, errs);
   Compiled c;

@@ -61,11 +61,6 @@ std::vector<ArgValue> argValues(std::vector<HostArg> &args);
 /// bf16). Integers must match exactly (0).
 double defaultTolerance(DType t, bool roundedOperands);
 
-/// The relative error of every out / inout argument of `got` against `ref`
-/// (both after their runs), with the parameter's tolerance or the default.
-std::vector<CheckResult> checkOutputs(const std::vector<HostArg> &got,
-                                      const std::vector<HostArg> &ref, bool roundedOperands);
-
 /// Runs the schedule's build through `launch` on arguments made from `data`
 /// (dims: the config's, the files', then the source's first `check` line),
 /// then the op's float64 reference on the same inputs, and checks; with
@@ -77,13 +72,6 @@ bool runAgainstReference(const std::string &tilePath, const std::string &schedul
                          const KernelSignature &sig, bool roundedOperands, const RunConfig &cfg,
                          const DataOptions &data, const Launcher &launch,
                          std::vector<CheckResult> &checks, llvm::raw_ostream &errs);
-
-/// The float64 reference's outputs on `inputs` (a build's arguments before
-/// its run): compiles `tilePath` promoted, runs it on the CPU.
-bool runReference(const std::string &tilePath, const std::string &schedulePath,
-                  const std::map<std::string, lang::ExternalValue> &constants,
-                  const std::vector<HostArg> &inputs, std::vector<HostArg> &ref,
-                  llvm::raw_ostream &errs);
 
 /// The `check` lines of the source at `tilePath` (`kiln check`'s shapes);
 /// empty when it has none or cannot be read.
