@@ -27,8 +27,17 @@ void registerAllKilnPasses();
 /// The CPU path from scheduled tile IR to the LLVM dialect.
 void buildCpuToLLVMPipeline(mlir::OpPassManager &pm);
 
-/// The GPU path from scheduled tile IR to LLVM dialect + NVVM intrinsics,
-/// ready for translation to LLVM IR and the NVPTX backend.
+/// The GPU path's shared half: scheduled tile IR to structured GPU kernels,
+/// llvm.func kernels whose bodies are scf control flow over arith, llvm
+/// memory ops and nvvm instructions. Every plan (roles, rings, layouts,
+/// tensor-core tiling) is decided here; both emitters start from its output.
+void buildGpuKernelPipeline(mlir::OpPassManager &pm);
+
+/// The PTX emitter's half: structured GPU kernels to the LLVM dialect +
+/// NVVM intrinsics, ready for translation to LLVM IR and the NVPTX backend.
+void buildGpuKernelToLLVMPipeline(mlir::OpPassManager &pm);
+
+/// Both halves: scheduled tile IR to LLVM dialect + NVVM.
 void buildNvvmPipeline(mlir::OpPassManager &pm);
 
 } // namespace kiln

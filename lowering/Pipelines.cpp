@@ -26,7 +26,7 @@ void kiln::buildCpuToLLVMPipeline(mlir::OpPassManager &pm) {
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
-void kiln::buildNvvmPipeline(mlir::OpPassManager &pm) {
+void kiln::buildGpuKernelPipeline(mlir::OpPassManager &pm) {
   using namespace mlir;
   pm.addPass(createTileApplySchedule());
   pm.addPass(createTileHoistLoads());
@@ -36,6 +36,10 @@ void kiln::buildNvvmPipeline(mlir::OpPassManager &pm) {
   pm.addPass(createConvertTileToNVVM());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+}
+
+void kiln::buildGpuKernelToLLVMPipeline(mlir::OpPassManager &pm) {
+  using namespace mlir;
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createConvertMathToLLVMPass());
   ArithToLLVMConversionPassOptions arith;
@@ -48,6 +52,11 @@ void kiln::buildNvvmPipeline(mlir::OpPassManager &pm) {
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
+void kiln::buildNvvmPipeline(mlir::OpPassManager &pm) {
+  buildGpuKernelPipeline(pm);
+  buildGpuKernelToLLVMPipeline(pm);
+}
+
 void kiln::registerAllKilnPasses() {
   registerKilnPasses();
   mlir::PassPipelineRegistration<>("kiln-cpu-to-llvm",
@@ -55,4 +64,9 @@ void kiln::registerAllKilnPasses() {
                                    buildCpuToLLVMPipeline);
   mlir::PassPipelineRegistration<>(
       "kiln-nvvm", "Scheduled tile IR to LLVM + NVVM for the PTX backend", buildNvvmPipeline);
+  mlir::PassPipelineRegistration<>(
+      "kiln-gpu-kernel",
+      "Scheduled tile IR to structured GPU kernels (scf, arith, llvm, nvvm): what both the "
+      "PTX and the CUDA C++ emitters start from",
+      buildGpuKernelPipeline);
 }

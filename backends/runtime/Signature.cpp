@@ -22,6 +22,26 @@ size_t kiln::dtypeBytes(DType t) {
   return 0;
 }
 
+const char *kiln::cudaTypeName(DType t) {
+  switch (t) {
+  case DType::F32:
+    return "float";
+  case DType::BF16:
+    return "__nv_bfloat16";
+  case DType::F16:
+    return "__half";
+  case DType::F64:
+    return "double";
+  case DType::I8:
+    return "int8_t";
+  case DType::I32:
+    return "int32_t";
+  case DType::I64:
+    return "int64_t";
+  }
+  return "?";
+}
+
 const char *kiln::dtypeName(DType t) {
   switch (t) {
   case DType::F32:

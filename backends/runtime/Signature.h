@@ -17,6 +17,8 @@ namespace kiln {
 enum class DType { F32, BF16, F16, F64, I8, I32, I64 };
 size_t dtypeBytes(DType t);
 const char *dtypeName(DType t);
+/// The CUDA C++ type of an element: float, __nv_bfloat16, int32_t, ...
+const char *cudaTypeName(DType t);
 
 struct ParamInfo {
   std::string name;

@@ -22,6 +22,7 @@ struct Compiled {
   mlir::OwningOpRef<mlir::ModuleOp> module;
   Schedule schedule;
   std::map<std::string, int64_t> constants; // every const of the op, as compiled
+  std::string sourcePath;                   // the .tile file
 };
 
 /// Reads `tilePath` and `schedulePath`, compiles the kernel or op the schedule
@@ -40,20 +41,26 @@ bool compileOp(mlir::MLIRContext &context, const std::string &tilePath,
 /// A context with every dialect Kiln's pipelines use.
 std::unique_ptr<mlir::MLIRContext> makeContext();
 
-/// A GPU kernel: its PTX, the cubin when ptxas ran, and its manifest.
+/// Which emitter a GPU build goes through: PTX (LLVM's NVPTX backend, then
+/// ptxas) or CUDA C++ (then nvcc). Both start from the same planned kernels.
+enum class GpuEmitter { Ptx, Cuda };
+
+/// A GPU kernel: its PTX or CUDA source, the cubin when ptxas or nvcc ran,
+/// and its manifest.
 struct GpuBuild {
-  std::string ptx, cubin;
+  std::string ptx, cuda, cubin;
   PtxasReport report;
   KernelManifest manifest;
   /// Per kernel entry: the layout conversions its lowering placed.
   std::map<std::string, int64_t> layoutConversions;
 };
 
-/// Lowers a compiled op through the NVVM pipeline to PTX; with `assemble`,
-/// also runs ptxas. Errors go to `errs`. With `printIrAfterAll`, the IR after
-/// every pass goes to stderr.
+/// Lowers a compiled op to planned GPU kernels, then through `emitter`: to
+/// PTX (with `assemble`, ptxas makes the cubin) or to CUDA C++ (with
+/// `assemble`, nvcc makes it). Errors go to `errs`. With `printIrAfterAll`,
+/// the IR after every pass goes to stderr.
 bool buildForGpu(Compiled &compiled, bool assemble, GpuBuild &out, llvm::raw_ostream &errs,
-                 bool printIrAfterAll = false);
+                 bool printIrAfterAll = false, GpuEmitter emitter = GpuEmitter::Ptx);
 
 /// Makes `pm` print the IR to stderr after every pass (`--print-ir-after-all`).
 void printIrAfterEveryPass(mlir::PassManager &pm);

@@ -24,15 +24,18 @@ using namespace kiln;
 static const char *kUsage = R"(kiln - a tile-level kernel compiler
 
 usage:
-  kiln compile OP.tile --schedule S.yaml [--emit mlir|llvm|ptx|cubin]
-               [-D NAME=VALUE]... [--retarget TARGET] [--print-ir-after-all]
-               [-o FILE]
+  kiln compile OP.tile --schedule S.yaml [--emit mlir|llvm|ptx|cuda|cubin]
+               [--via ptx|cuda] [-D NAME=VALUE]... [--retarget TARGET]
+               [--print-ir-after-all] [-o FILE]
       Compile the kernel a schedule names. --emit mlir (default) prints the
       scheduled tile IR; --emit llvm prints the LLVM dialect the schedule's
       target lowers to (CPU or NVVM); --emit ptx the PTX of a GPU schedule;
-      --emit cubin assembles it with ptxas (needs -o) and prints ptxas's
-      register / shared memory / spill report. With -o, ptx and cubin also
-      write FILE's manifest (FILE with .json): entry, parameters, grid, block.
+      --emit cuda its CUDA C++ source (one translation unit, the same
+      planned kernels as the PTX: nvcc -arch=sm_90a or sm_100a compiles it);
+      --emit cubin assembles the PTX with ptxas (--via cuda: compiles the
+      CUDA source with nvcc instead; needs -o) and prints the register /
+      shared memory / spill report. With -o, ptx, cuda and cubin also write
+      FILE's manifest (FILE with .json): entry, parameters, grid, block.
       --print-ir-after-all prints the IR after every pass to stderr.
       --retarget TARGET compiles the schedule's twin for TARGET: the same
       tiles, roles and pipelines, its tensor-core mma switched to TARGET's
@@ -120,6 +123,7 @@ bool parseInt(const std::string &s, int64_t &v) {
 
 struct Args {
   std::string command, input, schedule, emit = "mlir", target = "cpu", output, retarget;
+  std::string via = "ptx"; // --emit cubin: assembled from PTX or compiled from CUDA
   std::map<std::string, lang::ExternalValue> constants;
   RunConfig run; // --dims, --seed and the other run options
   bool printAfterAll = false, json = false;
@@ -173,9 +177,13 @@ int parseArgs(int argc, char **argv, Args &a) {
         return usageError(arg + " needs a file", i);
     } else if (arg == "--emit") {
       if (!value(a.emit))
-        return usageError("--emit needs mlir, llvm, ptx or cubin", i);
-      if (a.emit != "mlir" && a.emit != "llvm" && a.emit != "ptx" && a.emit != "cubin")
-        return usageError("--emit takes mlir, llvm, ptx or cubin, not '" + a.emit + "'", i);
+        return usageError("--emit needs mlir, llvm, ptx, cuda or cubin", i);
+      if (a.emit != "mlir" && a.emit != "llvm" && a.emit != "ptx" && a.emit != "cuda" &&
+          a.emit != "cubin")
+        return usageError("--emit takes mlir, llvm, ptx, cuda or cubin, not '" + a.emit + "'", i);
+    } else if (arg == "--via") {
+      if (!value(a.via) || (a.via != "ptx" && a.via != "cuda"))
+        return usageError("--via takes ptx or cuda", i);
     } else if (arg == "--target") {
       if (!value(a.target))
         return usageError("--target needs a target", i);
@@ -277,11 +285,14 @@ int compileCommand(const Args &a) {
   if (a.printAfterAll)
     printIrAfterEveryPass(pm);
   bool gpu = c.schedule.target->isGpu;
-  if (a.emit == "ptx" || a.emit == "cubin") {
+  if (a.emit == "ptx" || a.emit == "cuda" || a.emit == "cubin") {
     if (a.emit == "cubin" && a.output.empty())
       return usageError("--emit cubin writes a binary: name it with -o FILE", -1);
     GpuBuild build;
-    if (!buildForGpu(c, a.emit == "cubin", build, llvm::errs(), a.printAfterAll))
+    GpuEmitter emitter = a.emit == "cuda" || (a.emit == "cubin" && a.via == "cuda")
+                             ? GpuEmitter::Cuda
+                             : GpuEmitter::Ptx;
+    if (!buildForGpu(c, a.emit == "cubin", build, llvm::errs(), a.printAfterAll, emitter))
       return 1;
     if (a.emit == "cubin") {
       // One line per kernel: an op's kernels each get theirs.
@@ -309,14 +320,15 @@ int compileCommand(const Args &a) {
         llvm::errs() << "\n";
       }
     }
+    const std::string &text = a.emit == "cuda" ? build.cuda : build.ptx;
     if (a.output.empty()) {
-      llvm::outs() << build.ptx;
+      llvm::outs() << text;
       return 0;
     }
     build.manifest.image = llvm::sys::path::filename(a.output).str();
     llvm::SmallString<256> manifestPath(a.output);
     llvm::sys::path::replace_extension(manifestPath, "json");
-    if (!writeFile(a.output, a.emit == "cubin" ? build.cubin : build.ptx) ||
+    if (!writeFile(a.output, a.emit == "cubin" ? build.cubin : text) ||
         !writeFile(manifestPath.str().str(), json::print(build.manifest.toJson())))
       return 1;
     return 0;

@@ -22,6 +22,7 @@
 #include "lowering/conversion/TileToNVVM/GpuKernelLowering.h"
 
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/SaveAndRestore.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_CONVERTTILETONVVM
@@ -36,6 +37,20 @@ using namespace kiln::nvvm;
 namespace kiln::nvvm {
 
 TileLayout GpuKernelLowering::layoutOf(Value v) { return layoutOfValue(v); }
+
+/// The location the code lowered from `op` carries: its source position,
+/// named by its stable ID where it has one.
+static LocationAttr locationOf(Operation *op) {
+  if (auto id = op->getAttrOfType<StringAttr>(kOpIdAttr))
+    return NameLoc::get(id, op->getLoc());
+  return op->getLoc();
+}
+
+/// A role's branch as its location names it: "role NAME, warps A..B".
+static std::string roleTitle(const RolePlan &rp) {
+  return "role " + rp.name + ", warps " + std::to_string(rp.firstWarp) + ".." +
+         std::to_string(rp.firstWarp + rp.numWarps - 1);
+}
 
 Value GpuKernelLowering::laneCoord(const TileLayout &l, unsigned p) {
   if (l.lanes[p] == 1)
@@ -723,6 +738,7 @@ LogicalResult GpuKernelLowering::lowerOpNow(Operation *op) {
       scaleResident(*res, regs[res->factor][0]);
     return success();
   }
+  llvm::SaveAndRestore<LocationAttr> at(here, locationOf(op));
   Location l = loc();
   if (auto forOp = dyn_cast<scf::ForOp>(op))
     return lowerFor(forOp);
@@ -1193,8 +1209,10 @@ LogicalResult GpuKernelLowering::run() {
           arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::uge, warpInCta, cIndex(first)),
           arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult, warpInCta, cIndex(end)));
     };
-    auto enterElse = [&](Value cond) {
-      auto branch = scf::IfOp::create(b, loc(), TypeRange{}, cond, /*withElse=*/true);
+    auto enterElse = [&](Value cond, StringRef roles) {
+      // The branch's location names its roles (the CUDA emitter's comment).
+      auto branch = scf::IfOp::create(b, NameLoc::get(b.getStringAttr(roles), kernel.getLoc()),
+                                      TypeRange{}, cond, /*withElse=*/true);
       b.setInsertionPoint(branch.thenBlock()->getTerminator());
       return branch;
     };
@@ -1209,7 +1227,7 @@ LogicalResult GpuKernelLowering::run() {
       for (unsigned o : group)
         done[o] = true;
       if (group.size() == 1) {
-        auto branch = enterElse(within(rp.firstWarp, rp.firstWarp + rp.numWarps));
+        auto branch = enterElse(within(rp.firstWarp, rp.firstWarp + rp.numWarps), roleTitle(rp));
         if (failed(lowerRole(r, body, entryMap, /*setRegs=*/true)))
           return failure();
         b.setInsertionPoint(branch.elseBlock()->getTerminator());
@@ -1220,11 +1238,15 @@ LogicalResult GpuKernelLowering::run() {
         first = std::min(first, plan.roles[o].firstWarp);
         end = std::max(end, plan.roles[o].firstWarp + plan.roles[o].numWarps);
       }
-      auto shared = enterElse(within(first, end));
+      std::string names;
+      for (unsigned o : group)
+        names += (names.empty() ? "" : ", ") + plan.roles[o].name;
+      auto shared = enterElse(within(first, end), "roles " + names + " (one warpgroup)");
       setRoleRegisters(rp);
       for (unsigned o : group) {
         const RolePlan &member = plan.roles[o];
-        auto branch = enterElse(within(member.firstWarp, member.firstWarp + member.numWarps));
+        auto branch = enterElse(within(member.firstWarp, member.firstWarp + member.numWarps),
+                                roleTitle(member));
         if (failed(lowerRole(o, body, entryMap, /*setRegs=*/false)))
           return failure();
         b.setInsertionPoint(branch.elseBlock()->getTerminator());

@@ -132,7 +132,11 @@ private:
     return LLVM::IntToPtrOp::create(b, loc(), LLVM::LLVMPointerType::get(b.getContext(), 6), at);
   }
 
-  Location loc() { return kernel.getLoc(); }
+  /// Where the code being built comes from: the tile op being lowered (its
+  /// source line and `tile.id` reach the CUDA emitter's comments), else
+  /// the kernel.
+  Location loc() { return here ? Location(here) : kernel.getLoc(); }
+  LocationAttr here;
   SmallVector<Value> mapped(ValueRange vs) {
     return llvm::map_to_vector(vs, [&](Value v) { return map.lookup(v); });
   }

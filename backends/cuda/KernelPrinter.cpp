@@ -1,0 +1,1012 @@
+//===- KernelPrinter.cpp - values, control flow, arith and llvm ops -------===//
+//
+// Every SSA value becomes a `const` local named after its op (constants are
+// printed where they are used); scf.for and scf.if become C++ loops and
+// branches whose carried values are plain locals assigned at the yields.
+// Integer ops keep LLVM's wrapping semantics where C++ would not (narrow
+// ints through unsigned arithmetic); pointers are `char *` (global, shared,
+// local) or a u32 (tensor memory), cast at each access.
+//
+//===----------------------------------------------------------------------===//
+#include "backends/cuda/KernelPrinter.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Path.h"
+
+#include <cmath>
+#include <cstdio>
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::cuda;
+
+//===----------------------------------------------------------------------===//
+// Types and literals
+//===----------------------------------------------------------------------===//
+
+std::string KernelPrinter::typeOf(Type t) {
+  if (t.isInteger(1))
+    return "bool";
+  if (auto i = dyn_cast<IntegerType>(t))
+    switch (i.getWidth()) {
+    case 8:
+    case 16:
+    case 32:
+    case 64:
+      return "int" + std::to_string(i.getWidth()) + "_t";
+    default:
+      return "";
+    }
+  if (isa<IndexType>(t))
+    return "int64_t";
+  if (t.isF32())
+    return "float";
+  if (t.isF64())
+    return "double";
+  if (t.isF16())
+    return "__half";
+  if (t.isBF16())
+    return "__nv_bfloat16";
+  if (auto v = dyn_cast<VectorType>(t)) {
+    std::string e = typeOf(v.getElementType());
+    if (e.empty() || v.getRank() != 1 || e == "bool")
+      return "";
+    return "kiln_vec<" + e + ", " + std::to_string(v.getNumElements()) + ">";
+  }
+  if (auto s = dyn_cast<LLVM::LLVMStructType>(t)) {
+    ArrayRef<Type> body = s.getBody();
+    if (body.empty() || !llvm::all_equal(body))
+      return "";
+    std::string e = typeOf(body[0]);
+    return e.empty() ? "" : "kiln_array<" + e + ", " + std::to_string(body.size()) + ">";
+  }
+  if (auto p = dyn_cast<LLVM::LLVMPointerType>(t)) {
+    switch (p.getAddressSpace()) {
+    case 0: // generic: locals, tensor maps
+    case 1: // global
+    case 3: // shared (a generic pointer into the CTA's window)
+      return "char *";
+    case 6: // tensor memory: a 32-bit address
+      return "uint32_t";
+    default:
+      return "";
+    }
+  }
+  return "";
+}
+
+/// The unsigned twin of an integer C++ type.
+static std::string unsignedOf(Type t) {
+  if (t.isInteger(1))
+    return "bool";
+  unsigned w = isa<IndexType>(t) ? 64 : cast<IntegerType>(t).getWidth();
+  return "uint" + std::to_string(w) + "_t";
+}
+
+static std::string floatLiteral(const APFloat &v, Type t) {
+  if (t.isBF16() || t.isF16()) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "0x%04x", (unsigned)v.bitcastToAPInt().getZExtValue());
+    return std::string(t.isBF16() ? "__ushort_as_bfloat16" : "__ushort_as_half") +
+           "((unsigned short)" + buf + ")";
+  }
+  bool isFloat = t.isF32();
+  if (!v.isFinite()) {
+    char buf[64];
+    if (isFloat)
+      std::snprintf(buf, sizeof buf, "__int_as_float(0x%08x)",
+                    (unsigned)v.bitcastToAPInt().getZExtValue());
+    else
+      std::snprintf(buf, sizeof buf, "__longlong_as_double(0x%016llxLL)",
+                    (unsigned long long)v.bitcastToAPInt().getZExtValue());
+    return buf;
+  }
+  char buf[64];
+  double d = v.convertToDouble();
+  // %.9g round-trips an f32, %.17g an f64.
+  std::snprintf(buf, sizeof buf, isFloat ? "%.9g" : "%.17g", d);
+  std::string s = buf;
+  if (s.find_first_of(".en") == std::string::npos)
+    s += ".0";
+  if (isFloat)
+    s += "f";
+  return d < 0 || (d == 0 && std::signbit(d)) ? "(" + s + ")" : s;
+}
+
+static std::string intLiteral(const APInt &v, Type t) {
+  if (t.isInteger(1))
+    return v.isZero() ? "false" : "true";
+  int64_t x = v.getSExtValue();
+  bool wide = isa<IndexType>(t) || t.isInteger(64);
+  std::string s;
+  if (x == INT64_MIN)
+    s = "INT64_MIN";
+  else if (!wide && x == INT32_MIN)
+    s = "INT32_MIN";
+  else
+    s = std::to_string(x) + (wide && (x > INT32_MAX || x < INT32_MIN) ? "LL" : "");
+  if (!wide && !t.isInteger(32))
+    s = "(" + KernelPrinter::typeOf(t) + ")" + s;
+  return x < 0 ? "(" + s + ")" : s;
+}
+
+std::string kiln::cuda::literal(Attribute value, Type t) {
+  if (auto i = dyn_cast<IntegerAttr>(value))
+    return intLiteral(i.getValue(), t);
+  if (auto f = dyn_cast<FloatAttr>(value))
+    return floatLiteral(f.getValue(), t);
+  if (auto d = dyn_cast<DenseElementsAttr>(value)) {
+    auto vt = dyn_cast<VectorType>(t);
+    if (!vt)
+      return "";
+    Type e = vt.getElementType();
+    std::string out = KernelPrinter::typeOf(t) + "{{";
+    bool first = true;
+    for (Attribute a : d.getValues<Attribute>()) {
+      out += (first ? "" : ", ") + literal(a, e);
+      first = false;
+    }
+    return out + "}}";
+  }
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
+// Values, lines, errors
+//===----------------------------------------------------------------------===//
+
+static Attribute constantValue(Value v) {
+  Operation *def = v.getDefiningOp();
+  if (auto c = dyn_cast_or_null<arith::ConstantOp>(def))
+    return c.getValue();
+  if (auto c = dyn_cast_or_null<LLVM::ConstantOp>(def))
+    return c.getValue();
+  return {};
+}
+
+std::string KernelPrinter::use(Value v) {
+  if (Attribute c = constantValue(v)) {
+    std::string s = literal(c, v.getType());
+    if (!s.empty())
+      return s;
+  }
+  if (auto addr = v.getDefiningOp<LLVM::AddressOfOp>())
+    return "((char *)" + sharedArrayName(addr.getGlobalName()) + ")";
+  auto it = names.find(v);
+  if (it != names.end())
+    return it->second;
+  return "/*unnamed*/";
+}
+
+std::string KernelPrinter::declare(Value v, StringRef hint) {
+  std::string name;
+  do
+    name = hint.str() + std::to_string(counter++);
+  while (taken.count(name));
+  taken.insert(name);
+  names[v] = name;
+  return name;
+}
+
+raw_ostream &KernelPrinter::line() {
+  for (unsigned i = 0; i < indent; ++i)
+    os << "  ";
+  return os;
+}
+
+void KernelPrinter::assign(Value result, const std::string &expr) {
+  std::string type = typeOf(result.getType());
+  std::string name = declare(result);
+  if (type.back() == '*')
+    line() << type << "const " << name << " = " << expr << ";\n";
+  else
+    line() << "const " << type << " " << name << " = " << expr << ";\n";
+}
+
+bool KernelPrinter::fail(Operation *op, const std::string &message) {
+  std::string where;
+  llvm::raw_string_ostream ws(where);
+  op->getLoc().print(ws);
+  *errorOut = where + ": the CUDA emitter cannot express " + message + " (op '" +
+              op->getName().getStringRef().str() + "' in kernel '" + func.getSymName().str() + "')";
+  return false;
+}
+
+/// The .tile position and op ID a location carries, as "file:line:col (id)".
+static std::string sourceOf(Location loc, std::string &id) {
+  if (auto name = dyn_cast<NameLoc>(loc)) {
+    std::string s = sourceOf(name.getChildLoc(), id);
+    if (!StringRef(name.getName()).starts_with("role "))
+      id = name.getName().str();
+    return s;
+  }
+  if (auto fused = dyn_cast<FusedLoc>(loc)) {
+    for (Location l : fused.getLocations()) {
+      std::string s = sourceOf(l, id);
+      if (!s.empty())
+        return s;
+    }
+    return "";
+  }
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    return llvm::sys::path::filename(file.getFilename().getValue()).str() + ":" +
+           std::to_string(file.getLine()) + ":" + std::to_string(file.getColumn());
+  return "";
+}
+
+void KernelPrinter::noteSource(Operation *op) {
+  std::string id;
+  std::string s = sourceOf(op->getLoc(), id);
+  if (s.empty())
+    return;
+  if (!id.empty())
+    s += " (" + id + ")";
+  if (s == lastSource)
+    return;
+  lastSource = s;
+  line() << "// " << s << "\n";
+}
+
+//===----------------------------------------------------------------------===//
+// Control flow
+//===----------------------------------------------------------------------===//
+
+bool KernelPrinter::printBlock(Block &block) {
+  for (Operation &op : block)
+    if (!printOp(&op))
+      return false;
+  return true;
+}
+
+bool KernelPrinter::printFor(Operation *o) {
+  auto op = cast<scf::ForOp>(o);
+  if (op.getUnsignedCmp())
+    return fail(o, "an unsigned loop bound");
+  noteSource(o);
+  // Carried values: locals declared before the loop, assigned at its yield.
+  for (auto [init, arg, result] :
+       llvm::zip(op.getInitArgs(), op.getRegionIterArgs(), op.getResults())) {
+    std::string type = typeOf(arg.getType());
+    if (type.empty())
+      return fail(o, "a loop carrying a value of this type");
+    std::string name = declare(arg, "carried");
+    names[result] = name;
+    line() << type << " " << name << " = " << use(init) << ";\n";
+  }
+  std::string iv = declare(op.getInductionVar(), "i");
+  std::string type = typeOf(op.getInductionVar().getType());
+  line() << "for (" << type << " " << iv << " = " << use(op.getLowerBound()) << "; " << iv << " < "
+         << use(op.getUpperBound()) << "; " << iv << " += " << use(op.getStep()) << ") {\n";
+  ++indent;
+  lastSource.clear();
+  Block *body = op.getBody();
+  for (Operation &inner : body->without_terminator())
+    if (!printOp(&inner))
+      return false;
+  auto yield = cast<scf::YieldOp>(body->getTerminator());
+  // A yield may pass one carried value into another's place: read them all
+  // before writing any.
+  bool readsCarried = llvm::any_of(
+      yield.getOperands(), [&](Value v) { return llvm::is_contained(op.getRegionIterArgs(), v); });
+  SmallVector<std::string> values;
+  for (auto [i, v] : llvm::enumerate(yield.getOperands())) {
+    if (readsCarried && v != op.getRegionIterArgs()[i]) {
+      std::string tmp = "next" + std::to_string(counter++);
+      line() << "const " << typeOf(v.getType()) << " " << tmp << " = " << use(v) << ";\n";
+      values.push_back(tmp);
+    } else {
+      values.push_back(use(v));
+    }
+  }
+  for (auto [arg, v] : llvm::zip(op.getRegionIterArgs(), values))
+    if (names[arg] != v)
+      line() << names[arg] << " = " << v << ";\n";
+  --indent;
+  line() << "}\n";
+  lastSource.clear();
+  return true;
+}
+
+bool KernelPrinter::printIf(Operation *o) {
+  auto op = cast<scf::IfOp>(o);
+  // A branch over roles says which (its location names them).
+  if (auto name = dyn_cast<NameLoc>(op.getLoc());
+      name && StringRef(name.getName()).starts_with("role "))
+    line() << "// " << name.getName().str() << "\n";
+  else
+    noteSource(o);
+  for (Value r : op.getResults()) {
+    std::string type = typeOf(r.getType());
+    if (type.empty())
+      return fail(o, "a branch yielding this type");
+    line() << type << " " << declare(r, "chosen") << ";\n";
+  }
+  auto printRegion = [&](Region &region) {
+    ++indent;
+    lastSource.clear();
+    Block &block = region.front();
+    for (Operation &inner : block.without_terminator())
+      if (!printOp(&inner))
+        return false;
+    for (auto [r, v] : llvm::zip(op.getResults(), block.getTerminator()->getOperands()))
+      line() << names[r] << " = " << use(v) << ";\n";
+    --indent;
+    return true;
+  };
+  line() << "if (" << use(op.getCondition()) << ") {\n";
+  if (!printRegion(op.getThenRegion()))
+    return false;
+  if (!op.getElseRegion().empty() &&
+      (op.getNumResults() || !op.elseBlock()->without_terminator().empty())) {
+    line() << "} else {\n";
+    if (!printRegion(op.getElseRegion()))
+      return false;
+  }
+  line() << "}\n";
+  lastSource.clear();
+  return true;
+}
+
+bool KernelPrinter::printOp(Operation *op) {
+  if (isa<arith::ConstantOp, LLVM::ConstantOp, LLVM::AddressOfOp>(op)) {
+    // Printed where they are used; a constant without a literal is declared.
+    if (!isa<LLVM::AddressOfOp>(op) &&
+        literal(constantValue(op->getResult(0)), op->getResult(0).getType()).empty())
+      return fail(op, "a constant of this type");
+    return true;
+  }
+  if (isa<scf::ForOp>(op))
+    return printFor(op);
+  if (isa<scf::IfOp>(op))
+    return printIf(op);
+  for (Value r : op->getResults())
+    if (typeOf(r.getType()).empty()) {
+      std::string t;
+      llvm::raw_string_ostream ts(t);
+      r.getType().print(ts);
+      return fail(op, "a value of type " + t);
+    }
+  if (!isa<LLVM::ReturnOp>(op))
+    noteSource(op);
+  StringRef dialect = op->getDialect() ? op->getDialect()->getNamespace() : "";
+  if (dialect == "arith")
+    return printArith(op);
+  if (dialect == "nvvm")
+    return printNvvm(op);
+  if (dialect == "llvm")
+    return printLLVM(op);
+  return fail(op, "this op");
+}
+
+//===----------------------------------------------------------------------===//
+// arith
+//===----------------------------------------------------------------------===//
+
+/// Whether C++ arithmetic on `t` would be undefined where LLVM's wraps (or
+/// would promote and not wrap): narrow signed ints go through unsigned.
+static bool wrapsThroughUnsigned(Type t) {
+  return isa<IntegerType>(t) && !t.isInteger(64) && !t.isInteger(1);
+}
+
+bool KernelPrinter::printArith(Operation *op) {
+  Value r = op->getNumResults() ? op->getResult(0) : Value();
+  auto operand = [&](unsigned i) { return use(op->getOperand(i)); };
+  Type type = r ? r.getType() : Type();
+  std::string T = r ? typeOf(type) : "";
+  auto binary = [&](StringRef sym) {
+    assign(r, operand(0) + " " + sym.str() + " " + operand(1));
+    return true;
+  };
+  auto wrapping = [&](StringRef sym) {
+    if (!wrapsThroughUnsigned(type))
+      return binary(sym);
+    std::string U = unsignedOf(type);
+    assign(r, "(" + T + ")((" + U + ")" + operand(0) + " " + sym.str() + " (" + U + ")" +
+                  operand(1) + ")");
+    return true;
+  };
+  auto unsignedBinary = [&](StringRef sym) {
+    std::string U = unsignedOf(type);
+    assign(r, "(" + T + ")((" + U + ")" + operand(0) + " " + sym.str() + " (" + U + ")" +
+                  operand(1) + ")");
+    return true;
+  };
+  auto pick = [&](StringRef cmp, bool isUnsigned) {
+    std::string a = operand(0), b = operand(1);
+    if (isUnsigned) {
+      std::string U = unsignedOf(type);
+      assign(r, "(" + T + ")((" + U + ")" + a + " " + cmp.str() + " (" + U + ")" + b + " ? " + a +
+                    " : " + b + ")");
+    } else {
+      assign(r, "(" + a + " " + cmp.str() + " " + b + " ? " + a + " : " + b + ")");
+    }
+    return true;
+  };
+  auto convert = [&](const std::string &to) {
+    // index and i64 are both int64_t: their casts are no code.
+    if (typeOf(op->getOperand(0).getType()) == to && !constantValue(op->getOperand(0)))
+      names[r] = operand(0);
+    else
+      assign(r, "(" + to + ")" + operand(0));
+    return true;
+  };
+  return llvm::TypeSwitch<Operation *, bool>(op)
+      .Case([&](arith::AddIOp) { return wrapping("+"); })
+      .Case([&](arith::SubIOp) { return wrapping("-"); })
+      .Case([&](arith::MulIOp) { return wrapping("*"); })
+      .Case([&](arith::DivSIOp) { return binary("/"); })
+      .Case([&](arith::RemSIOp) { return binary("%"); })
+      .Case([&](arith::DivUIOp) { return unsignedBinary("/"); })
+      .Case([&](arith::RemUIOp) { return unsignedBinary("%"); })
+      .Case([&](arith::AndIOp) { return binary("&"); })
+      .Case([&](arith::OrIOp) { return binary("|"); })
+      .Case([&](arith::XOrIOp) { return binary("^"); })
+      .Case([&](arith::ShLIOp) { return unsignedBinary("<<"); })
+      .Case([&](arith::ShRUIOp) { return unsignedBinary(">>"); })
+      .Case([&](arith::ShRSIOp) { return binary(">>"); })
+      .Case([&](arith::MinSIOp) { return pick("<", false); })
+      .Case([&](arith::MaxSIOp) { return pick(">", false); })
+      .Case([&](arith::MinUIOp) { return pick("<", true); })
+      .Case([&](arith::MaxUIOp) { return pick(">", true); })
+      .Case([&](arith::AddFOp) { return binary("+"); })
+      .Case([&](arith::SubFOp) { return binary("-"); })
+      .Case([&](arith::MulFOp) { return binary("*"); })
+      .Case([&](arith::DivFOp) { return binary("/"); })
+      .Case([&](arith::NegFOp) {
+        assign(r, "-" + operand(0));
+        return true;
+      })
+      .Case([&](arith::MaximumFOp) {
+        if (!type.isF32())
+          return fail(op, "a NaN-propagating maximum of this type");
+        assign(r, helpers.use("kiln_max_nan",
+                              R"(__device__ __forceinline__ float kiln_max_nan(float a, float b) {
+  float r;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+})") + "(" + operand(0) +
+                      ", " + operand(1) + ")");
+        return true;
+      })
+      .Case([&](arith::MinimumFOp) {
+        if (!type.isF32())
+          return fail(op, "a NaN-propagating minimum of this type");
+        assign(r, helpers.use("kiln_min_nan",
+                              R"(__device__ __forceinline__ float kiln_min_nan(float a, float b) {
+  float r;
+  asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+})") + "(" + operand(0) +
+                      ", " + operand(1) + ")");
+        return true;
+      })
+      .Case([&](arith::CmpIOp c) {
+        Type t = c.getLhs().getType();
+        std::string a = operand(0), b = operand(1);
+        bool isUnsigned = false;
+        std::string sym;
+        switch (c.getPredicate()) {
+        case arith::CmpIPredicate::eq:
+          sym = "==";
+          break;
+        case arith::CmpIPredicate::ne:
+          sym = "!=";
+          break;
+        case arith::CmpIPredicate::slt:
+          sym = "<";
+          break;
+        case arith::CmpIPredicate::sle:
+          sym = "<=";
+          break;
+        case arith::CmpIPredicate::sgt:
+          sym = ">";
+          break;
+        case arith::CmpIPredicate::sge:
+          sym = ">=";
+          break;
+        case arith::CmpIPredicate::ult:
+          sym = "<";
+          isUnsigned = true;
+          break;
+        case arith::CmpIPredicate::ule:
+          sym = "<=";
+          isUnsigned = true;
+          break;
+        case arith::CmpIPredicate::ugt:
+          sym = ">";
+          isUnsigned = true;
+          break;
+        case arith::CmpIPredicate::uge:
+          sym = ">=";
+          isUnsigned = true;
+          break;
+        }
+        // Against an unsigned 0 (nvcc warns of the pointless comparisons).
+        Attribute rhs = constantValue(c.getRhs());
+        if (isUnsigned && rhs && cast<IntegerAttr>(rhs).getValue().isZero()) {
+          switch (c.getPredicate()) {
+          case arith::CmpIPredicate::uge:
+            assign(r, "true");
+            return true;
+          case arith::CmpIPredicate::ult:
+            assign(r, "false");
+            return true;
+          case arith::CmpIPredicate::ule:
+            sym = "==";
+            isUnsigned = false;
+            break;
+          case arith::CmpIPredicate::ugt:
+            sym = "!=";
+            isUnsigned = false;
+            break;
+          default:
+            break;
+          }
+        }
+        if (isUnsigned && !t.isInteger(1)) {
+          std::string U = unsignedOf(t);
+          a = "(" + U + ")" + a;
+          b = "(" + U + ")" + b;
+        }
+        assign(r, a + " " + sym + " " + b);
+        return true;
+      })
+      .Case([&](arith::CmpFOp c) {
+        std::string a = operand(0), b = operand(1), e;
+        using P = arith::CmpFPredicate;
+        switch (c.getPredicate()) {
+        case P::OEQ:
+          e = a + " == " + b;
+          break;
+        case P::OGT:
+          e = a + " > " + b;
+          break;
+        case P::OGE:
+          e = a + " >= " + b;
+          break;
+        case P::OLT:
+          e = a + " < " + b;
+          break;
+        case P::OLE:
+          e = a + " <= " + b;
+          break;
+        case P::ONE:
+          e = "(" + a + " < " + b + " || " + a + " > " + b + ")";
+          break;
+        case P::ORD:
+          e = "(" + a + " == " + a + " && " + b + " == " + b + ")";
+          break;
+        case P::UEQ:
+          e = "!(" + a + " < " + b + " || " + a + " > " + b + ")";
+          break;
+        case P::UGT:
+          e = "!(" + a + " <= " + b + ")";
+          break;
+        case P::UGE:
+          e = "!(" + a + " < " + b + ")";
+          break;
+        case P::ULT:
+          e = "!(" + a + " >= " + b + ")";
+          break;
+        case P::ULE:
+          e = "!(" + a + " > " + b + ")";
+          break;
+        case P::UNE:
+          e = a + " != " + b;
+          break;
+        case P::UNO:
+          e = "(" + a + " != " + a + " || " + b + " != " + b + ")";
+          break;
+        case P::AlwaysTrue:
+          e = "true";
+          break;
+        case P::AlwaysFalse:
+          e = "false";
+          break;
+        }
+        assign(r, e);
+        return true;
+      })
+      .Case([&](arith::SelectOp) {
+        assign(r, operand(0) + " ? " + operand(1) + " : " + operand(2));
+        return true;
+      })
+      .Case([&](arith::ExtFOp) {
+        Type from = op->getOperand(0).getType();
+        if (from.isBF16())
+          assign(r, "__bfloat162float(" + operand(0) + ")");
+        else if (from.isF16())
+          assign(r, "__half2float(" + operand(0) + ")");
+        else
+          return convert(T);
+        return true;
+      })
+      .Case([&](arith::TruncFOp t) {
+        if (t.getRoundingmodeAttr())
+          return fail(op, "a rounding mode on a float truncation");
+        if (type.isBF16())
+          assign(r, "__float2bfloat16_rn(" + operand(0) + ")");
+        else if (type.isF16())
+          assign(r, "__float2half_rn(" + operand(0) + ")");
+        else
+          return convert(T);
+        return true;
+      })
+      .Case([&](arith::ExtUIOp) {
+        Type from = op->getOperand(0).getType();
+        if (from.isInteger(1))
+          return convert(T);
+        assign(r, "(" + T + ")(" + unsignedOf(from) + ")" + operand(0));
+        return true;
+      })
+      .Case([&](arith::ExtSIOp) {
+        if (op->getOperand(0).getType().isInteger(1))
+          assign(r, operand(0) + " ? (" + T + ")-1 : (" + T + ")0");
+        else
+          return convert(T);
+        return true;
+      })
+      .Case([&](arith::TruncIOp) {
+        if (type.isInteger(1))
+          assign(r, "(" + operand(0) + " & 1) != 0");
+        else
+          return convert(T);
+        return true;
+      })
+      .Case([&](arith::IndexCastOp) { return convert(T); })
+      .Case([&](arith::IndexCastUIOp) {
+        Type from = op->getOperand(0).getType();
+        if (isa<IndexType>(from) || from.isInteger(1) || from.isInteger(64))
+          return convert(T);
+        assign(r, "(" + T + ")(" + unsignedOf(from) + ")" + operand(0));
+        return true;
+      })
+      .Case([&](arith::SIToFPOp) { return convert(T); })
+      .Case([&](arith::FPToSIOp) { return convert(T); })
+      .Case([&](arith::UIToFPOp) {
+        assign(r, "(" + T + ")(" + unsignedOf(op->getOperand(0).getType()) + ")" + operand(0));
+        return true;
+      })
+      .Case([&](arith::BitcastOp) {
+        assign(r, "kiln_bitcast<" + T + ">(" + operand(0) + ")");
+        return true;
+      })
+      .Default([&](Operation *) { return fail(op, "this arith op"); });
+}
+
+//===----------------------------------------------------------------------===//
+// llvm
+//===----------------------------------------------------------------------===//
+
+static int64_t byteSize(Type t) {
+  if (auto v = dyn_cast<VectorType>(t))
+    return v.getNumElements() * byteSize(v.getElementType());
+  if (isa<IndexType>(t))
+    return 8;
+  if (t.isInteger(1))
+    return 1;
+  return t.getIntOrFloatBitWidth() / 8;
+}
+
+static unsigned addressSpace(Value ptr) {
+  return cast<LLVM::LLVMPointerType>(ptr.getType()).getAddressSpace();
+}
+
+/// A load's helper: the read-only path (`ld.global.nc`) for invariant loads
+/// of global memory, as the NVPTX backend chooses.
+static const char *kLdgHelper =
+    R"(template <class T> __device__ __forceinline__ T kiln_ldg(const char *p) {
+  // Invariant global loads take the read-only path, by their size in bits.
+  if constexpr (sizeof(T) == 16)
+    return kiln_bitcast<T>(__ldg((const uint4 *)p));
+  else if constexpr (sizeof(T) == 8)
+    return kiln_bitcast<T>(__ldg((const uint2 *)p));
+  else if constexpr (sizeof(T) == 4)
+    return kiln_bitcast<T>(__ldg((const unsigned *)p));
+  else if constexpr (sizeof(T) == 2)
+    return kiln_bitcast<T>(__ldg((const unsigned short *)p));
+  else
+    return kiln_bitcast<T>(__ldg((const unsigned char *)p));
+})";
+
+bool KernelPrinter::printLLVM(Operation *op) {
+  Value r = op->getNumResults() ? op->getResult(0) : Value();
+  std::string T = r ? typeOf(r.getType()) : "";
+  auto operand = [&](unsigned i) { return use(op->getOperand(i)); };
+  return llvm::TypeSwitch<Operation *, bool>(op)
+      .Case([&](LLVM::GEPOp gep) {
+        if (gep.getIndices().size() != 1)
+          return fail(op, "a multi-index getelementptr");
+        int64_t size = byteSize(gep.getElemType());
+        std::string base = use(gep.getBase());
+        auto index = gep.getIndices()[0];
+        std::string offset;
+        if (auto c = dyn_cast<IntegerAttr>(index))
+          offset = std::to_string(c.getInt() * size);
+        else
+          offset = use(cast<Value>(index)) + (size == 1 ? "" : " * " + std::to_string(size));
+        assign(r, base + " + " + offset);
+        return true;
+      })
+      .Case([&](LLVM::LoadOp load) {
+        if (load.getVolatile_() || load.getOrdering() != LLVM::AtomicOrdering::not_atomic)
+          return fail(op, "a volatile or atomic load");
+        if (isa<VectorType>(r.getType()) &&
+            (int64_t)load.getAlignment().value_or(0) < byteSize(r.getType()))
+          return fail(op, "a vector load aligned below its size");
+        std::string ptr = use(load.getAddr());
+        if (load.getInvariant() && addressSpace(load.getAddr()) == 1) {
+          helpers.use("kiln_ldg", kLdgHelper);
+          assign(r, "kiln_ldg<" + T + ">(" + ptr + ")");
+        } else {
+          assign(r, "*(const " + T + " *)(" + ptr + ")");
+        }
+        return true;
+      })
+      .Case([&](LLVM::StoreOp store) {
+        if (store.getVolatile_() || store.getOrdering() != LLVM::AtomicOrdering::not_atomic)
+          return fail(op, "a volatile or atomic store");
+        Value v = store.getValue();
+        if (isa<VectorType>(v.getType()) &&
+            (int64_t)store.getAlignment().value_or(0) < byteSize(v.getType()))
+          return fail(op, "a vector store aligned below its size");
+        line() << "*(" << typeOf(v.getType()) << " *)(" << use(store.getAddr()) << ") = " << use(v)
+               << ";\n";
+        return true;
+      })
+      .Case([&](LLVM::AllocaOp alloca) {
+        Attribute n = constantValue(alloca.getArraySize());
+        std::string elem = typeOf(alloca.getElemType());
+        if (!n || elem.empty())
+          return fail(op, "a local array of this size or type");
+        std::string storage = "local" + std::to_string(counter++);
+        line() << elem << " " << storage << "[" << cast<IntegerAttr>(n).getInt() << "];\n";
+        assign(r, "(char *)" + storage);
+        return true;
+      })
+      .Case([&](LLVM::ExtractValueOp e) {
+        if (e.getPosition().size() != 1)
+          return fail(op, "a nested extractvalue");
+        assign(r, operand(0) + ".e[" + std::to_string(e.getPosition()[0]) + "]");
+        return true;
+      })
+      .Case([&](LLVM::InsertValueOp e) {
+        if (e.getPosition().size() != 1)
+          return fail(op, "a nested insertvalue");
+        std::string name = declare(r);
+        line() << T << " " << name << " = " << use(e.getContainer()) << ";\n";
+        line() << name << ".e[" << e.getPosition()[0] << "] = " << use(e.getValue()) << ";\n";
+        return true;
+      })
+      .Case([&](LLVM::InsertElementOp e) {
+        std::string name = declare(r);
+        line() << T << " " << name << " = " << use(e.getVector()) << ";\n";
+        line() << name << ".e[" << use(e.getPosition()) << "] = " << use(e.getValue()) << ";\n";
+        return true;
+      })
+      .Case([&](LLVM::ExtractElementOp e) {
+        assign(r, use(e.getVector()) + ".e[" + use(e.getPosition()) + "]");
+        return true;
+      })
+      .Case<LLVM::UndefOp, LLVM::PoisonOp>([&](Operation *) {
+        // Any value will do; zero keeps nvcc from warning about a read of
+        // an unset variable.
+        assign(r, T + "{}");
+        return true;
+      })
+      .Case([&](LLVM::BitcastOp) {
+        assign(r, "kiln_bitcast<" + T + ">(" + operand(0) + ")");
+        return true;
+      })
+      .Case([&](LLVM::IntToPtrOp) {
+        if (addressSpace(r) == 6)
+          assign(r, "(uint32_t)" + operand(0));
+        else
+          assign(r, "(char *)" + operand(0));
+        return true;
+      })
+      .Case([&](LLVM::PtrToIntOp p) {
+        unsigned as = addressSpace(p.getArg());
+        if (as == 3)
+          assign(r, "(" + T + ")" + smemAddress(p.getArg()));
+        else if (as == 6)
+          assign(r, "(" + T + ")" + operand(0));
+        else
+          assign(r, "(" + T + ")(uintptr_t)" + operand(0));
+        return true;
+      })
+      .Case([&](LLVM::FMAOp) {
+        if (!r.getType().isF32() && !r.getType().isF64())
+          return fail(op, "a fused multiply-add of this type");
+        assign(r, std::string(r.getType().isF32() ? "fmaf" : "fma") + "(" + operand(0) + ", " +
+                      operand(1) + ", " + operand(2) + ")");
+        return true;
+      })
+      .Case([&](LLVM::InlineAsmOp a) { return printInlineAsm(a); })
+      .Case([&](LLVM::CallIntrinsicOp c) { return printIntrinsic(c); })
+      .Case([&](LLVM::ReturnOp) {
+        if (op->getNextNode() || op->getBlock()->getParentOp() != func)
+          line() << "return;\n";
+        return true;
+      })
+      .Default([&](Operation *) { return fail(op, "this llvm op"); });
+}
+
+std::string KernelPrinter::smemAddress(Value v) {
+  return "(uint32_t)__cvta_generic_to_shared(" + use(v) + ")";
+}
+
+/// The C++ constraint letter of an asm operand of type `t`.
+static std::string constraintOf(Type t) {
+  if (t.isInteger(16))
+    return "h";
+  if (t.isInteger(32))
+    return "r";
+  if (t.isInteger(64) || isa<IndexType>(t) || isa<LLVM::LLVMPointerType>(t))
+    return "l";
+  if (t.isF32())
+    return "f";
+  if (t.isF64())
+    return "d";
+  return "";
+}
+
+bool KernelPrinter::printInlineAsm(LLVM::InlineAsmOp a) {
+  Operation *op = a;
+  SmallVector<StringRef> constraints;
+  if (!a.getConstraints().empty())
+    StringRef(a.getConstraints()).split(constraints, ',');
+  // Outputs: the result, or each member of a struct result.
+  SmallVector<Type> outTypes;
+  std::string result;
+  bool isStruct = false;
+  if (op->getNumResults()) {
+    Type t = op->getResult(0).getType();
+    if (auto s = dyn_cast<LLVM::LLVMStructType>(t)) {
+      llvm::append_range(outTypes, s.getBody());
+      isStruct = true;
+    } else {
+      outTypes.push_back(t);
+    }
+    result = declare(op->getResult(0));
+    line() << typeOf(t) << " " << result << ";\n";
+  }
+  size_t numOut = outTypes.size();
+  if (constraints.size() != numOut + op->getNumOperands())
+    return fail(op, "inline asm with clobbers or indirect operands");
+  auto output = [&](size_t i) {
+    return isStruct ? result + ".e[" + std::to_string(i) + "]" : result;
+  };
+  // nvcc takes no matching ("0") constraints: an input tied to an output
+  // initialises it, and the output becomes read-write ("+").
+  SmallVector<bool> readWrite(numOut, false);
+  SmallVector<unsigned> renumber(numOut + op->getNumOperands());
+  std::string ins;
+  unsigned next = numOut;
+  for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+    StringRef c = constraints[numOut + i];
+    unsigned tiedTo;
+    if (!c.empty() && !c.getAsInteger(10, tiedTo)) {
+      if (tiedTo >= numOut)
+        return fail(op, "an inline asm input tied to no output");
+      line() << output(tiedTo) << " = " << use(v) << ";\n";
+      readWrite[tiedTo] = true;
+      renumber[numOut + i] = tiedTo;
+      continue;
+    }
+    if (c != constraintOf(v.getType()))
+      return fail(op, "an inline asm input constraint '" + c.str() + "'");
+    std::string value = use(v);
+    if (isa<LLVM::LLVMPointerType>(v.getType()))
+      // A shared address is 32 bits in C++ but an "l" operand here, as LLVM
+      // passes it.
+      value =
+          addressSpace(v) == 3 ? "(uint64_t)" + smemAddress(v) : "(uint64_t)(uintptr_t)" + value;
+    ins += (next > numOut ? ", " : "") + ("\"" + c.str() + "\"(" + value + ")");
+    renumber[numOut + i] = next++;
+  }
+  std::string outs;
+  for (size_t i = 0; i < numOut; ++i) {
+    StringRef c = constraints[i];
+    if (!c.consume_front("=") || constraintOf(outTypes[i]) != c)
+      return fail(op, "an inline asm output constraint '" + constraints[i].str() + "'");
+    renumber[i] = i;
+    outs += (i ? ", " : "") +
+            ("\"" + std::string(readWrite[i] ? "+" : "=") + c.str() + "\"(" + output(i) + ")");
+  }
+  // LLVM's `$N` placeholders become `%N` as renumbered; a literal `%`
+  // doubles; the text is quoted as a C string.
+  std::string text;
+  StringRef asmString = a.getAsmString();
+  for (size_t i = 0; i < asmString.size(); ++i) {
+    char c = asmString[i];
+    if (c == '$' && i + 1 < asmString.size() && std::isdigit(asmString[i + 1])) {
+      size_t j = i + 1;
+      unsigned n = 0;
+      while (j < asmString.size() && std::isdigit(asmString[j]))
+        n = n * 10 + (asmString[j++] - '0');
+      if (n >= renumber.size())
+        return fail(op, "inline asm naming an operand it does not have");
+      text += "%" + std::to_string(renumber[n]);
+      i = j - 1;
+    } else if (c == '%') {
+      text += "%%";
+    } else if (c == '\n') {
+      text += "\\n";
+    } else if (c == '\t') {
+      text += "\\t";
+    } else if (c == '"' || c == '\\') {
+      text += '\\';
+      text += c;
+    } else {
+      text += c;
+    }
+  }
+  line() << "asm" << (a.getHasSideEffects() ? " volatile" : "") << "(\"" << text << "\" : " << outs
+         << " : " << ins << (a.getHasSideEffects() ? " : \"memory\"" : "") << ");\n";
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// The kernel
+//===----------------------------------------------------------------------===//
+
+bool KernelPrinter::print(std::string &error) {
+  errorOut = &error;
+  auto fnType = func.getFunctionType();
+  unsigned numArgs = fnType.getNumParams();
+  bool named = params && params->names.size() == numArgs && params->types.size() == numArgs;
+  // Signature: __launch_bounds__ from nvvm.maxntid, or, where the plan caps
+  // registers (nvvm.maxnreg: setmaxnreg needs a cap to take effect),
+  // __maxnreg__: nvcc takes one of the two, and the cap is the one that
+  // shapes the code.
+  std::string bounds;
+  int64_t threads = 0;
+  if (auto ntid = func->getAttrOfType<DenseI32ArrayAttr>(NVVM::NVVMDialect::getMaxntidAttrName()))
+    threads = (int64_t)ntid[0] * (ntid.size() > 1 ? ntid[1] : 1) * (ntid.size() > 2 ? ntid[2] : 1);
+  if (auto nreg = func->getAttrOfType<IntegerAttr>(NVVM::NVVMDialect::getMaxnregAttrName())) {
+    os << "// Launched with " << threads << " threads a CTA.\n";
+    bounds = " __maxnreg__(" + std::to_string(nreg.getInt()) + ")";
+  } else if (threads) {
+    bounds = " __launch_bounds__(" + std::to_string(threads) + ")";
+  }
+  os << "extern \"C\" __global__ void" << bounds << "\n" << func.getSymName() << "(";
+  Block &entry = func.getBody().front();
+  for (unsigned i = 0; i < numArgs; ++i) {
+    BlockArgument arg = entry.getArgument(i);
+    std::string name = named ? params->names[i] : "arg" + std::to_string(i);
+    std::string type;
+    bool tensorMap = (bool)func.getArgAttr(i, NVVM::NVVMDialect::getGridConstantAttrName());
+    if (named)
+      type = params->types[i];
+    else if (tensorMap)
+      type = "const __grid_constant__ CUtensorMap";
+    else if (isa<LLVM::LLVMPointerType>(arg.getType()))
+      type = func.getArgAttr(i, LLVM::LLVMDialect::getReadonlyAttrName())
+                 ? "const char *__restrict__"
+                 : "char *__restrict__";
+    else
+      type = typeOf(arg.getType());
+    if (type.empty())
+      return fail(func, "a kernel argument of this type");
+    taken.insert(name);
+    os << (i ? ",\n    " : "") << type << (type.back() == '*' ? "" : " ") << name;
+    if (tensorMap) {
+      helpers.tensorMaps = true;
+      names[arg] = "((char *)&" + name + ")";
+    } else if (isa<LLVM::LLVMPointerType>(arg.getType())) {
+      names[arg] = "((char *)" + name + ")";
+    } else {
+      names[arg] = name;
+    }
+  }
+  os << ") {\n";
+  for (Operation &op : entry)
+    if (!printOp(&op))
+      return false;
+  os << "}\n";
+  return true;
+}

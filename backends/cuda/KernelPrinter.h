@@ -1,0 +1,104 @@
+//===- KernelPrinter.h - one GPU kernel as CUDA C++ -------------*- C++ -*-===//
+//
+// Internal to backends/cuda. KernelPrinter prints one llvm.func kernel:
+// KernelPrinter.cpp holds values, types, control flow and the arith / llvm
+// ops; NvvmPrinter.cpp the nvvm ops and NVVM intrinsics, through helpers
+// (CudaHelpers) defined once at the top of the file.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_BACKENDS_CUDA_KERNELPRINTER_H
+#define KILN_BACKENDS_CUDA_KERNELPRINTER_H
+
+#include "backends/cuda/CudaEmitter.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <map>
+#include <set>
+#include <string>
+
+namespace kiln::cuda {
+
+/// The helper functions a file uses, each defined once, in name order.
+class CudaHelpers {
+public:
+  /// Registers helper `name` (defined by `definition`) and returns its name.
+  const std::string &use(const std::string &name, const std::string &definition) {
+    auto it = defs.emplace(name, definition).first;
+    return it->first;
+  }
+  /// File-scope shared arrays (llvm.mlir.global in address space 3).
+  std::map<std::string, std::string> sharedArrays;
+  bool tensorMaps = false;
+  void print(llvm::raw_ostream &os) const;
+
+private:
+  std::map<std::string, std::string> defs;
+};
+
+/// An error the printer found: the message names the construct; the
+/// location is the op's (its .tile line).
+struct PrintError {
+  std::string message;
+};
+
+class KernelPrinter {
+public:
+  KernelPrinter(mlir::LLVM::LLVMFuncOp func, const CudaKernelParams *params, CudaHelpers &helpers,
+                llvm::raw_ostream &os)
+      : helpers(helpers), func(func), params(params), os(os) {}
+  /// Prints the kernel; on failure sets `error` (with the op's location).
+  bool print(std::string &error);
+
+  // Shared by KernelPrinter.cpp and NvvmPrinter.cpp.
+  /// The C++ type of `t`; empty when the emitter has none.
+  static std::string typeOf(mlir::Type t);
+  /// The expression a use of `v` reads: a literal for constants, else its
+  /// variable.
+  std::string use(mlir::Value v);
+  /// `const T name = expr;` for `result`.
+  void assign(mlir::Value result, const std::string &expr);
+  /// A new line at the current indentation.
+  llvm::raw_ostream &line();
+  /// Shared-memory address (u32) of pointer `v` (an address-space 3 value).
+  std::string smemAddress(mlir::Value v);
+  bool fail(mlir::Operation *op, const std::string &message);
+  CudaHelpers &helpers;
+
+private:
+  mlir::LLVM::LLVMFuncOp func;
+  const CudaKernelParams *params;
+  llvm::raw_ostream &os;
+  llvm::DenseMap<mlir::Value, std::string> names;
+  std::set<std::string> taken;
+  unsigned counter = 0, indent = 1;
+  std::string lastSource;
+  std::string *errorOut = nullptr;
+
+  std::string declare(mlir::Value v, llvm::StringRef hint = "v");
+  bool printBlock(mlir::Block &block);
+  bool printOp(mlir::Operation *op);
+  bool printFor(mlir::Operation *op);
+  bool printIf(mlir::Operation *op);
+  bool printArith(mlir::Operation *op);
+  bool printLLVM(mlir::Operation *op);
+  bool printInlineAsm(mlir::LLVM::InlineAsmOp op);
+  /// Defined in NvvmPrinter.cpp: nvvm ops and llvm.call_intrinsic of NVVM
+  /// intrinsics. Returns false with an error set when it cannot.
+  bool printNvvm(mlir::Operation *op);
+  bool printIntrinsic(mlir::LLVM::CallIntrinsicOp op);
+  void noteSource(mlir::Operation *op);
+};
+
+/// The C++ name of shared global `symbol` (no reserved leading `__`).
+inline std::string sharedArrayName(llvm::StringRef symbol) { return symbol.ltrim('_').str(); }
+
+/// `v` as a C literal of type `t` (ints, floats, splat vectors).
+std::string literal(mlir::Attribute value, mlir::Type t);
+
+} // namespace kiln::cuda
+
+#endif

@@ -1,0 +1,26 @@
+//===- Nvcc.h - CUDA source to cubin with nvcc ------------------*- C++ -*-===//
+#ifndef KILN_BACKENDS_CUDA_NVCC_H
+#define KILN_BACKENDS_CUDA_NVCC_H
+
+#include "backends/ptx/PtxBackend.h"
+#include "dsl/schedule/Target.h"
+
+#include <string>
+
+namespace kiln {
+
+/// Path of nvcc: $KILN_NVCC, then $CUDA_HOME/bin/nvcc, then
+/// /usr/local/cuda/bin/nvcc, then PATH. Empty when none is found.
+std::string findNvcc();
+
+/// Compiles CUDA `source` for `target` into `cubin` with nvcc, fills
+/// `report` from ptxas's resource lines as assemblePtx does. Any warning is
+/// an error: generated source compiles clean or not at all. Floating-point
+/// contraction is off (--fmad=false), as in the NVVM path, so both builds
+/// round alike.
+bool compileCudaSource(const std::string &source, const TargetDesc &target, std::string &cubin,
+                       PtxasReport &report, std::string &error);
+
+} // namespace kiln
+
+#endif
