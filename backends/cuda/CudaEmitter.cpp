@@ -27,6 +27,15 @@ template <class T, int N> struct kiln_array {
   T e[N];
 };
 
+// Memory is untyped in the IR: loads and stores name the type they move
+// (a vector's alignment is its size, so it moves whole).
+template <class T> __device__ __forceinline__ T kiln_load(const char *p) {
+  return *reinterpret_cast<const T *>(p);
+}
+template <class T> __device__ __forceinline__ void kiln_store(char *p, const T &v) {
+  *reinterpret_cast<T *>(p) = v;
+}
+
 template <class To, class From> __device__ __forceinline__ To kiln_bitcast(const From &from) {
   static_assert(sizeof(To) == sizeof(From), "a bit cast keeps the size");
   To to;

@@ -11,6 +11,7 @@
 #include "backends/cuda/KernelPrinter.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -173,6 +174,10 @@ std::string KernelPrinter::use(Value v) {
     if (!s.empty())
       return s;
   }
+  // Undefined values: any will do; zero keeps nvcc from warning of a read
+  // of an unset variable.
+  if (isa_and_nonnull<LLVM::UndefOp, LLVM::PoisonOp>(v.getDefiningOp()))
+    return typeOf(v.getType()) + "{}";
   if (auto addr = v.getDefiningOp<LLVM::AddressOfOp>())
     return "((char *)" + sharedArrayName(addr.getGlobalName()) + ")";
   auto it = names.find(v);
@@ -351,6 +356,8 @@ bool KernelPrinter::printIf(Operation *o) {
 }
 
 bool KernelPrinter::printOp(Operation *op) {
+  if (isa<LLVM::UndefOp, LLVM::PoisonOp>(op))
+    return true; // printed where used
   if (isa<arith::ConstantOp, LLVM::ConstantOp, LLVM::AddressOfOp>(op)) {
     // Printed where they are used; a constant without a literal is declared.
     if (!isa<LLVM::AddressOfOp>(op) &&
@@ -742,7 +749,7 @@ bool KernelPrinter::printLLVM(Operation *op) {
           helpers.use("kiln_ldg", kLdgHelper);
           assign(r, "kiln_ldg<" + T + ">(" + ptr + ")");
         } else {
-          assign(r, "*(const " + T + " *)(" + ptr + ")");
+          assign(r, "kiln_load<" + T + ">(" + ptr + ")");
         }
         return true;
       })
@@ -753,8 +760,7 @@ bool KernelPrinter::printLLVM(Operation *op) {
         if (isa<VectorType>(v.getType()) &&
             (int64_t)store.getAlignment().value_or(0) < byteSize(v.getType()))
           return fail(op, "a vector store aligned below its size");
-        line() << "*(" << typeOf(v.getType()) << " *)(" << use(store.getAddr()) << ") = " << use(v)
-               << ";\n";
+        line() << "kiln_store(" << use(store.getAddr()) << ", " << use(v) << ");\n";
         return true;
       })
       .Case([&](LLVM::AllocaOp alloca) {
@@ -768,6 +774,8 @@ bool KernelPrinter::printLLVM(Operation *op) {
         return true;
       })
       .Case([&](LLVM::ExtractValueOp e) {
+        if (elided.count(op))
+          return true;
         if (e.getPosition().size() != 1)
           return fail(op, "a nested extractvalue");
         assign(r, operand(0) + ".e[" + std::to_string(e.getPosition()[0]) + "]");
@@ -789,12 +797,6 @@ bool KernelPrinter::printLLVM(Operation *op) {
       })
       .Case([&](LLVM::ExtractElementOp e) {
         assign(r, use(e.getVector()) + ".e[" + use(e.getPosition()) + "]");
-        return true;
-      })
-      .Case<LLVM::UndefOp, LLVM::PoisonOp>([&](Operation *) {
-        // Any value will do; zero keeps nvcc from warning about a read of
-        // an unset variable.
-        assign(r, T + "{}");
         return true;
       })
       .Case([&](LLVM::BitcastOp) {
@@ -871,9 +873,15 @@ bool KernelPrinter::printInlineAsm(LLVM::InlineAsmOp a) {
     } else {
       outTypes.push_back(t);
     }
-    result = declare(op->getResult(0));
-    line() << typeOf(t) << " " << result << ";\n";
+    if (Value from = inPlaceAsm.lookup(op)) {
+      result = nameOf(from);
+      alias(op->getResult(0), result);
+    } else {
+      result = declare(op->getResult(0));
+      line() << typeOf(t) << " " << result << ";\n";
+    }
   }
+  bool inPlace = inPlaceAsm.count(op);
   size_t numOut = outTypes.size();
   if (constraints.size() != numOut + op->getNumOperands())
     return fail(op, "inline asm with clobbers or indirect operands");
@@ -892,8 +900,17 @@ bool KernelPrinter::printInlineAsm(LLVM::InlineAsmOp a) {
     if (!c.empty() && !c.getAsInteger(10, tiedTo)) {
       if (tiedTo >= numOut)
         return fail(op, "an inline asm input tied to no output");
-      line() << output(tiedTo) << " = " << use(v) << ";\n";
-      readWrite[tiedTo] = true;
+      if (inPlace) { // the member is already in its register
+        readWrite[tiedTo] = true;
+        renumber[numOut + i] = tiedTo;
+        continue;
+      }
+      // An undefined input leaves the output write-only: no move to place
+      // between a wgmma.fence and the product that overwrites it.
+      if (!isa_and_nonnull<LLVM::UndefOp, LLVM::PoisonOp>(v.getDefiningOp())) {
+        line() << output(tiedTo) << " = " << use(v) << ";\n";
+        readWrite[tiedTo] = true;
+      }
       renumber[numOut + i] = tiedTo;
       continue;
     }
@@ -950,6 +967,55 @@ bool KernelPrinter::printInlineAsm(LLVM::InlineAsmOp a) {
   return true;
 }
 
+bool KernelPrinter::updatesInPlace(Value from, Operation *op) {
+  Operation *def = from.getDefiningOp();
+  bool mutableArray =
+      isa_and_nonnull<LLVM::InlineAsmOp, NVVM::WgmmaMmaAsyncOp>(def) ||
+      (isa<BlockArgument>(from) && isa<scf::ForOp>(from.getParentBlock()->getParentOp()));
+  return mutableArray && isa<LLVM::LLVMStructType>(from.getType()) &&
+         llvm::all_of(from.getUsers(), [&](Operation *user) {
+           return user == op || elided.count(user);
+         });
+}
+
+void KernelPrinter::planInPlaceUpdates() {
+  func.walk([&](LLVM::InlineAsmOp a) {
+    auto type = a->getNumResults() ? dyn_cast<LLVM::LLVMStructType>(a->getResult(0).getType())
+                                   : LLVM::LLVMStructType();
+    if (!type)
+      return;
+    size_t numOut = type.getBody().size();
+    SmallVector<StringRef> constraints;
+    StringRef(a.getConstraints()).split(constraints, ',');
+    if (constraints.size() != numOut + a->getNumOperands())
+      return;
+    // Every output k tied to member k of one struct, read nowhere else.
+    Value from;
+    SmallVector<Operation *> extracts;
+    for (auto [i, v] : llvm::enumerate(a->getOperands())) {
+      unsigned tiedTo;
+      if (constraints[numOut + i].getAsInteger(10, tiedTo))
+        continue;
+      auto e = v.getDefiningOp<LLVM::ExtractValueOp>();
+      if (!e || !v.hasOneUse() || e.getPosition().size() != 1 || e.getPosition()[0] != tiedTo ||
+          (from && e.getContainer() != from))
+        return;
+      from = e.getContainer();
+      extracts.push_back(e);
+    }
+    if (!from || extracts.size() != numOut || from.getType() != type)
+      return;
+    for (Operation *e : extracts)
+      elided.insert(e);
+    if (!updatesInPlace(from, a)) {
+      for (Operation *e : extracts)
+        elided.erase(e);
+      return;
+    }
+    inPlaceAsm[a] = from;
+  });
+}
+
 //===----------------------------------------------------------------------===//
 // The kernel
 //===----------------------------------------------------------------------===//
@@ -1004,6 +1070,7 @@ bool KernelPrinter::print(std::string &error) {
     }
   }
   os << ") {\n";
+  planInPlaceUpdates();
   for (Operation &op : entry)
     if (!printOp(&op))
       return false;

@@ -66,6 +66,15 @@ public:
   /// Shared-memory address (u32) of pointer `v` (an address-space 3 value).
   std::string smemAddress(mlir::Value v);
   bool fail(mlir::Operation *op, const std::string &message);
+  /// Whether an op may write its struct result into `from`'s variable in
+  /// place: `from` is a mutable register array (a product's or asm's
+  /// result, or a loop's carried value) that nothing reads afterwards.
+  /// Chained tensor-core products then touch the same registers, with no
+  /// copy between a product and the next, which a wgmma in flight forbids.
+  bool updatesInPlace(mlir::Value from, mlir::Operation *op);
+  /// The C++ variable of `v` (a value declared or carried).
+  std::string nameOf(mlir::Value v) { return names.lookup(v); }
+  void alias(mlir::Value v, const std::string &name) { names[v] = name; }
   CudaHelpers &helpers;
 
 private:
@@ -76,6 +85,12 @@ private:
   std::set<std::string> taken;
   unsigned counter = 0, indent = 1;
   std::string lastSource;
+  /// Extracts an in-place asm update reads directly (not printed).
+  llvm::DenseSet<mlir::Operation *> elided;
+  /// Inline asm whose tied inputs are one struct's members, updated in
+  /// place: the struct.
+  llvm::DenseMap<mlir::Operation *, mlir::Value> inPlaceAsm;
+  void planInPlaceUpdates();
   std::string *errorOut = nullptr;
 
   std::string declare(mlir::Value v, llvm::StringRef hint = "v");

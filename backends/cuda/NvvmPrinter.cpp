@@ -248,9 +248,11 @@ bool KernelPrinter::printNvvm(Operation *op) {
         };
         std::string immediates = scale(w.getScaleA()) + ", " + scale(w.getScaleB());
         bool transposable = a == "bf16" || a == "f16";
+        // NVVM calls A K-major `row` and B K-major `col`: the other layout is
+        // the transposed (MN-major) operand.
         if (transposable)
           immediates += ", " + std::string(w.getLayoutA() == NVVM::MMALayout::col ? "1" : "0") +
-                        ", " + std::string(w.getLayoutB() == NVVM::MMALayout::col ? "1" : "0");
+                        ", " + std::string(w.getLayoutB() == NVVM::MMALayout::row ? "1" : "0");
         std::string name = "kiln_wgmma_" + instr + "_" + immediates;
         for (char &ch : name)
           if (ch == '.' || ch == ',' || ch == ' ' || ch == '-')
@@ -267,8 +269,22 @@ bool KernelPrinter::printNvvm(Operation *op) {
             ", p, " + immediates + ";\\n\\t}\"\n               : " + outs +
             "\n               : \"l\"(a), \"l\"(b), \"r\"(scale_d) : \"memory\");\n}";
         helpers.use(name, def);
-        std::string result = declare(r);
-        line() << typeOf(r.getType()) << " " << result << " = " << use(w.getInouts()) << ";\n";
+        // The accumulator: the previous product's registers, updated in
+        // place; or, where the product overwrites it (scale-d 0), unset
+        // registers (a zero written after the wgmma.fence would be an
+        // access the fence does not cover).
+        std::string result;
+        Value accIn = w.getInouts();
+        if (updatesInPlace(accIn, op)) {
+          result = nameOf(accIn);
+          alias(r, result);
+        } else if (isa_and_nonnull<LLVM::UndefOp, LLVM::PoisonOp>(accIn.getDefiningOp())) {
+          result = declare(r);
+          line() << typeOf(r.getType()) << " " << result << ";\n";
+        } else {
+          result = declare(r);
+          line() << typeOf(r.getType()) << " " << result << " = " << use(accIn) << ";\n";
+        }
         line() << name << "(" << result << ", " << use(w.getDescriptorA()) << ", "
                << use(w.getDescriptorB()) << ", "
                << (w.getScaleD() == NVVM::WGMMAScaleOut::one ? "1" : "0") << ");\n";

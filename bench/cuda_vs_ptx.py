@@ -1,0 +1,166 @@
+"""The CUDA C++ build of every sm_90a schedule beside its PTX build.
+
+bench/build_cuda_kernels.sh compiles each schedule twice from one plan:
+through PTX (ptxas) into .kiln-out/cuda/ptx/NAME.json and through CUDA C++
+(nvcc) into .kiln-out/cuda/nvcc/NAME-cuda.json. For each pair this runs
+both on the same inputs at the op's bench shape (outputs poisoned with NaN
+first), checks the CUDA build's outputs against the PTX build's (bit for
+bit: both round alike) and, where a torch reference is at hand (GEMM,
+matmul, softmax), against float64; then times both (CUDA-graph median, one
+process, one GPU). The GDN builds' golden checks are kiln-gpu's
+(bench/gpu_cuda.sh).
+
+usage: python3 bench/cuda_vs_ptx.py [--dir .kiln-out/cuda] [--json OUT.json]
+"""
+import argparse
+import json
+import math
+from pathlib import Path
+
+import torch
+import triton
+
+import kiln
+
+
+def graph_ms(fn):
+    return triton.testing.do_bench_cudagraph(fn, rep=50, return_mode="median")
+
+
+def gdn_decode(B=256, H=16, HV=32, K=128, V=128):
+    g = torch.Generator(device="cuda").manual_seed(B)
+    bf = dict(device="cuda", dtype=torch.bfloat16)
+    q, k = (torch.randn(B, 1, H, K, generator=g, **bf) for _ in range(2))
+    v = torch.randn(B, 1, HV, V, generator=g, **bf)
+    a, b = (torch.randn(B, 1, HV, generator=g, **bf) for _ in range(2))
+    A_log = torch.rand(HV, generator=g, device="cuda") * 2 - 1
+    dt_bias = 0.5 * torch.randn(HV, generator=g, device="cuda")
+    state0 = torch.randn(B, HV, V, K, generator=g, device="cuda")
+    slots = torch.arange(B, device="cuda", dtype=torch.int32)
+
+    def setup():
+        state, o = state0.clone(), torch.full_like(v, float("nan"))
+        return [q, k, v, a, b, A_log, dt_bias, slots, state, o, 1 / math.sqrt(K)], [state, o]
+    return f"B={B} H/HV={H}/{HV}", setup, None
+
+
+def gdn_prefill(lens=(8192,), H=16, HV=32, K=128, V=128):
+    g = torch.Generator(device="cuda").manual_seed(len(lens))
+    T = sum(lens)
+    bf = dict(device="cuda", dtype=torch.bfloat16)
+    q, k = (torch.randn(T, H, K, generator=g, **bf) for _ in range(2))
+    v = torch.randn(T, HV, V, generator=g, **bf)
+    a, b = (torch.randn(T, HV, generator=g, **bf) for _ in range(2))
+    A_log = torch.rand(HV, generator=g, device="cuda") * 2 - 1
+    dt_bias = 0.5 * torch.randn(HV, generator=g, device="cuda")
+    h0 = torch.randn(len(lens), HV, V, K, generator=g, device="cuda")
+    cu = torch.tensor([0, *lens], device="cuda", dtype=torch.int64).cumsum(0)
+
+    def setup():
+        hT = torch.full_like(h0, float("nan"))
+        o = torch.full((T, HV, V), float("nan"), device="cuda", dtype=torch.bfloat16)
+        return [q, k, v, a, b, A_log, dt_bias, cu, h0, hT, o, 1 / math.sqrt(K), 1], [hT, o]
+    return f"{len(lens)}x{lens[0]} H/HV={H}/{HV}", setup, None
+
+
+def gemm(M=4096, N=4096, K=4096):
+    a = torch.randn(M, K, device="cuda").bfloat16()
+    b = torch.randn(K, N, device="cuda").bfloat16()
+
+    def setup():
+        c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+        return [a, b, c], [c]
+    return f"{M}x{N}x{K}", setup, lambda: a.double() @ b.double()
+
+
+def matmul_bf16(kern, M=2048, N=2048):
+    K = kern.manifest["consts"]["K"]
+    a = torch.randn(M, K, device="cuda").bfloat16()
+    b = torch.randn(K, N, device="cuda").bfloat16()
+
+    def setup():
+        c = torch.full((M, N), float("nan"), device="cuda")
+        return [a, b, c], [c]
+    return f"{M}x{N}x{K}", setup, lambda: a.double() @ b.double()
+
+
+def matmul_tf32_nt(kern, M=2048, N=2304):  # N a multiple of its BN = 48
+    K = kern.manifest["consts"]["K"]
+    a = torch.randn(M, K, device="cuda")
+    bt = torch.randn(N, K, device="cuda")
+
+    def setup():
+        c = torch.full((M, N), float("nan"), device="cuda")
+        return [a, bt, c], [c]
+    return f"{M}x{N}x{K}", setup, lambda: a.double() @ bt.double().T + 1.0
+
+
+def softmax(M=4096, N=4096):
+    x = torch.randn(M, N, device="cuda").bfloat16()
+
+    def setup():
+        y = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+        return [x, y], [y]
+    return f"{M}x{N}", setup, lambda: torch.softmax(x.double(), dim=1)
+
+
+def case_for(kern):
+    entry = kern.manifest["entry"]
+    if entry == "gdn_decode":
+        return gdn_decode()
+    if entry.startswith("gdn_prefill"):
+        return gdn_prefill()
+    if entry in ("matmul_bf16", "matmul_tf32_nt"):
+        return globals()[entry](kern)
+    return {"gemm": gemm, "softmax": softmax}[entry]()
+
+
+def rel(x, ref):
+    x, ref = x.double(), ref.double()
+    return ((x - ref).norm() / ref.norm()).item()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dir", default=".kiln-out/cuda")
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    root = Path(args.dir)
+    print(f"# {torch.cuda.get_device_name()}")
+    rows, failed = [], 0
+    for ptx_path in sorted((root / "ptx").glob("*.json")):
+        cuda_path = root / "nvcc" / f"{ptx_path.stem}-cuda.json"
+        ptx, cuda = kiln.load(str(ptx_path)), kiln.load(str(cuda_path))
+        shape, setup, reference = case_for(ptx)
+        row = {"schedule": ptx_path.stem, "shape": shape}
+        outs = {}
+        for tag, kern in (("ptx", ptx), ("cuda", cuda)):
+            call_args, results = setup()
+            kern(*call_args)
+            torch.cuda.synchronize()
+            outs[tag] = [r.clone() for r in results]
+            row[f"{tag}_nan"] = any(bool(torch.isnan(r).any()) for r in results)
+            row[f"{tag}_ms"] = graph_ms(lambda: kern(*call_args))
+        row["identical"] = all(torch.equal(p, c) for p, c in zip(outs["ptx"], outs["cuda"]))
+        row["cuda_vs_ptx"] = max(rel(c, p) for p, c in zip(outs["ptx"], outs["cuda"]))
+        if reference is not None:
+            ref = reference()
+            row["ptx_vs_ref"] = rel(outs["ptx"][0], ref)
+            row["cuda_vs_ref"] = rel(outs["cuda"][0], ref)
+        ok = not row["cuda_nan"] and not row["ptx_nan"] and row["cuda_vs_ptx"] < 1e-3
+        failed += not ok
+        ratio = row["cuda_ms"] / row["ptx_ms"]
+        print(f"{row['schedule']:34s} {shape:22s} ptx {row['ptx_ms']:8.4f} ms | cuda "
+              f"{row['cuda_ms']:8.4f} ms ({ratio:5.3f}x) | "
+              f"{'identical' if row['identical'] else 'differs %.1e' % row['cuda_vs_ptx']}"
+              + (f" | vs f64 ptx {row['ptx_vs_ref']:.1e} cuda {row['cuda_vs_ref']:.1e}"
+                 if reference else "") + ("" if ok else "  FAIL"), flush=True)
+        rows.append(row)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": torch.cuda.get_device_name(), "rows": rows}, f, indent=1)
+    raise SystemExit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
