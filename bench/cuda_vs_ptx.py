@@ -124,11 +124,16 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dir", default=".kiln-out/cuda")
     ap.add_argument("--json")
+    ap.add_argument("--only", help="comma-separated schedules (default: every pair)")
+    ap.add_argument("--per-kernel", action="store_true",
+                    help="also time each kernel of an op alone (graph replay, median)")
     args = ap.parse_args()
     root = Path(args.dir)
     print(f"# {torch.cuda.get_device_name()}")
     rows, failed = [], 0
     for ptx_path in sorted((root / "ptx").glob("*.json")):
+        if args.only and ptx_path.stem not in args.only.split(","):
+            continue
         cuda_path = root / "nvcc" / f"{ptx_path.stem}-cuda.json"
         ptx, cuda = kiln.load(str(ptx_path)), kiln.load(str(cuda_path))
         shape, setup, reference = case_for(ptx)
@@ -141,6 +146,9 @@ def main():
             outs[tag] = [r.clone() for r in results]
             row[f"{tag}_nan"] = any(bool(torch.isnan(r).any()) for r in results)
             row[f"{tag}_ms"] = graph_ms(lambda: kern(*call_args))
+            if args.per_kernel and kern.is_op:
+                for i, entry in enumerate(kern.entries):
+                    row[f"{tag}_{entry}_ms"] = graph_ms(lambda: kern.launch_one(i, *call_args))
         row["identical"] = all(torch.equal(p, c) for p, c in zip(outs["ptx"], outs["cuda"]))
         row["cuda_vs_ptx"] = max(rel(c, p) for p, c in zip(outs["ptx"], outs["cuda"]))
         if reference is not None:
@@ -155,6 +163,9 @@ def main():
               f"{'identical' if row['identical'] else 'differs %.1e' % row['cuda_vs_ptx']}"
               + (f" | vs f64 ptx {row['ptx_vs_ref']:.1e} cuda {row['cuda_vs_ref']:.1e}"
                  if reference else "") + ("" if ok else "  FAIL"), flush=True)
+        if args.per_kernel and ptx.is_op:
+            print("   per kernel: " + ", ".join(
+                f"{e} {row[f'ptx_{e}_ms']:.4f} / {row[f'cuda_{e}_ms']:.4f}" for e in ptx.entries))
         rows.append(row)
     if args.json:
         with open(args.json, "w") as f:

@@ -16,8 +16,7 @@ using namespace kiln::cuda;
 /// What every generated file starts with: vectors and register arrays as
 /// aggregates (constant indices only, so nvcc keeps them in registers) and
 /// a bit cast.
-static const char *kCommon =
-    R"(// Kiln's CUDA source: a vector of the IR is an aligned aggregate (its loads
+static const char *kCommon = R"(// Kiln's CUDA source: a vector of the IR is an aligned aggregate (its loads
 // and stores move it whole), a register array an unaligned one; both are
 // indexed only by constants, so they live in registers.
 template <class T, int N> struct alignas(sizeof(T) * N) kiln_vec {
@@ -27,20 +26,34 @@ template <class T, int N> struct kiln_array {
   T e[N];
 };
 
-// Memory is untyped in the IR: loads and stores name the type they move
-// (a vector's alignment is its size, so it moves whole).
-template <class T> __device__ __forceinline__ T kiln_load(const char *p) {
-  return *reinterpret_cast<const T *>(p);
-}
-template <class T> __device__ __forceinline__ void kiln_store(char *p, const T &v) {
-  *reinterpret_cast<T *>(p) = v;
-}
-
 template <class To, class From> __device__ __forceinline__ To kiln_bitcast(const From &from) {
   static_assert(sizeof(To) == sizeof(From), "a bit cast keeps the size");
   To to;
   memcpy(&to, &from, sizeof(To));
   return to;
+}
+
+// Memory is untyped in the IR: loads and stores move the bits of the type
+// they name as one unsigned word or vector of words (a bf16 vector copied
+// as a struct would move element by element; a memcpy of the loaded word,
+// byte by byte), at the alignment the IR states (so nvcc merges
+// neighbouring accesses as LLVM does).
+template <int Bytes> struct kiln_bits;
+template <> struct kiln_bits<1> { using type = uint8_t; };
+template <> struct kiln_bits<2> { using type = uint16_t; };
+template <> struct kiln_bits<4> { using type = uint32_t; };
+template <> struct kiln_bits<8> { using type = uint2; };
+template <> struct kiln_bits<16> { using type = uint4; };
+
+template <class T, int Align = sizeof(T)> __device__ __forceinline__ T kiln_load(const char *p) {
+  using Bits = typename kiln_bits<sizeof(T)>::type;
+  T v;
+  *reinterpret_cast<Bits *>(&v) = *reinterpret_cast<const Bits *>(__builtin_assume_aligned(p, Align));
+  return v;
+}
+template <int Align, class T> __device__ __forceinline__ void kiln_store(char *p, const T &v) {
+  using Bits = typename kiln_bits<sizeof(T)>::type;
+  *reinterpret_cast<Bits *>(__builtin_assume_aligned(p, Align)) = *reinterpret_cast<const Bits *>(&v);
 }
 )";
 

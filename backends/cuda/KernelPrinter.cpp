@@ -283,9 +283,21 @@ bool KernelPrinter::printFor(Operation *o) {
   }
   std::string iv = declare(op.getInductionVar(), "i");
   std::string type = typeOf(op.getInductionVar().getType());
-  line() << "for (" << type << " " << iv << " = " << use(op.getLowerBound()) << "; " << iv << " < "
-         << use(op.getUpperBound()) << "; " << iv << " += " << use(op.getStep()) << ") {\n";
+  // A loop of constant bounds counts in 32 bits, as LLVM narrows it, so
+  // ptxas unrolls it alike; the body reads the index at its own width.
+  auto small = [](Value v) {
+    auto c = dyn_cast_or_null<IntegerAttr>(constantValue(v));
+    return c && c.getValue().getSExtValue() >= 0 && c.getValue().getSExtValue() < (1LL << 30);
+  };
+  bool narrow = type == "int64_t" && small(op.getLowerBound()) && small(op.getUpperBound()) &&
+                small(op.getStep());
+  std::string loopVar = narrow ? iv + "_" : iv;
+  line() << "for (" << (narrow ? "int32_t" : type) << " " << loopVar << " = "
+         << use(op.getLowerBound()) << "; " << loopVar << " < " << use(op.getUpperBound()) << "; "
+         << loopVar << " += " << use(op.getStep()) << ") {\n";
   ++indent;
+  if (narrow && !op.getInductionVar().use_empty())
+    line() << "const " << type << " " << iv << " = " << loopVar << ";\n";
   lastSource.clear();
   Block *body = op.getBody();
   for (Operation &inner : body->without_terminator())
@@ -706,17 +718,11 @@ static unsigned addressSpace(Value ptr) {
 /// of global memory, as the NVPTX backend chooses.
 static const char *kLdgHelper =
     R"(template <class T> __device__ __forceinline__ T kiln_ldg(const char *p) {
-  // Invariant global loads take the read-only path, by their size in bits.
-  if constexpr (sizeof(T) == 16)
-    return kiln_bitcast<T>(__ldg((const uint4 *)p));
-  else if constexpr (sizeof(T) == 8)
-    return kiln_bitcast<T>(__ldg((const uint2 *)p));
-  else if constexpr (sizeof(T) == 4)
-    return kiln_bitcast<T>(__ldg((const unsigned *)p));
-  else if constexpr (sizeof(T) == 2)
-    return kiln_bitcast<T>(__ldg((const unsigned short *)p));
-  else
-    return kiln_bitcast<T>(__ldg((const unsigned char *)p));
+  // Invariant global loads take the read-only path, moving T's bits whole.
+  using Bits = typename kiln_bits<sizeof(T)>::type;
+  T v;
+  *reinterpret_cast<Bits *>(&v) = __ldg(reinterpret_cast<const Bits *>(p));
+  return v;
 })";
 
 bool KernelPrinter::printLLVM(Operation *op) {
@@ -749,7 +755,12 @@ bool KernelPrinter::printLLVM(Operation *op) {
           helpers.use("kiln_ldg", kLdgHelper);
           assign(r, "kiln_ldg<" + T + ">(" + ptr + ")");
         } else {
-          assign(r, "kiln_load<" + T + ">(" + ptr + ")");
+          // The IR's alignment, where it says more than the type's, lets
+          // nvcc merge neighbouring loads into vectors as LLVM does.
+          int64_t align = load.getAlignment().value_or(0);
+          assign(r, "kiln_load<" + T +
+                        (align > byteSize(r.getType()) ? ", " + std::to_string(align) : "") +
+                        ">(" + ptr + ")");
         }
         return true;
       })
@@ -760,7 +771,9 @@ bool KernelPrinter::printLLVM(Operation *op) {
         if (isa<VectorType>(v.getType()) &&
             (int64_t)store.getAlignment().value_or(0) < byteSize(v.getType()))
           return fail(op, "a vector store aligned below its size");
-        line() << "kiln_store(" << use(store.getAddr()) << ", " << use(v) << ");\n";
+        line() << "kiln_store<"
+               << std::max<int64_t>(store.getAlignment().value_or(0), byteSize(v.getType()))
+               << ">(" << use(store.getAddr()) << ", " << use(v) << ");\n";
         return true;
       })
       .Case([&](LLVM::AllocaOp alloca) {

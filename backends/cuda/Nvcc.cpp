@@ -53,7 +53,7 @@ bool kiln::compileCudaSource(const std::string &source, const TargetDesc &target
   }
   std::string arch = "-arch=" + target.ptxChip;
   llvm::SmallVector<llvm::StringRef> args = {
-      nvcc, "-cubin",  arch,           "-O3",    "-std=c++17", "--fmad=false", "-Xptxas",
+      nvcc, "-cubin",  arch,           "-O3",    "-std=c++17", "-Xptxas",
       "-v", "-Werror", "all-warnings", in.str(), "-o",         out.str()};
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, log.str(), log.str()};
   std::string execError;

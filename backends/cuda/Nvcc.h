@@ -15,9 +15,9 @@ std::string findNvcc();
 
 /// Compiles CUDA `source` for `target` into `cubin` with nvcc, fills
 /// `report` from ptxas's resource lines as assemblePtx does. Any warning is
-/// an error: generated source compiles clean or not at all. Floating-point
-/// contraction is off (--fmad=false), as in the NVVM path, so both builds
-/// round alike.
+/// an error: generated source compiles clean or not at all. Multiplies and
+/// adds may fuse (nvcc's default), as the NVVM path's plain mul.f32 /
+/// add.f32 let ptxas fuse them.
 bool compileCudaSource(const std::string &source, const TargetDesc &target, std::string &cubin,
                        PtxasReport &report, std::string &error);
 
