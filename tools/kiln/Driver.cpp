@@ -3,6 +3,7 @@
 #include "backends/cpu/CpuKernel.h"
 #include "backends/cpu/KernelSignature.h"
 #include "backends/cuda/CudaEmitter.h"
+#include "backends/cuda/LauncherHeader.h"
 #include "backends/cuda/Nvcc.h"
 #include "backends/ptx/ManifestBuilder.h"
 #include "dsl/SourceDiagnostics.h"
@@ -199,52 +200,6 @@ static void setTensorMapsAsLowered(ArrayAttr maps, KernelManifest &k) {
   }
 }
 
-/// `name` as a C++ identifier: a derived dim like `N+1` reads `N_plus_1`.
-static std::string cIdentifier(const std::string &name) {
-  std::string out;
-  for (char c : name) {
-    if (std::isalnum((unsigned char)c) || c == '_')
-      out += c;
-    else if (c == '+')
-      out += "_plus_";
-    else if (c == '-')
-      out += "_minus_";
-    else if (c == '*')
-      out += "_times_";
-    else if (c == '/')
-      out += "_over_";
-    else if (c != ' ')
-      out += '_';
-  }
-  return out.empty() || std::isdigit((unsigned char)out[0]) ? "p" + out : out;
-}
-
-/// The CUDA source's parameters of kernel `k`, one per argument of its
-/// entry in the order the runtime passes them: runtime dims, the op's
-/// parameters, invariant divisors, tensor maps.
-static CudaKernelParams cudaParamsOf(const KernelManifest &k) {
-  CudaKernelParams p;
-  auto add = [&](const std::string &name, std::string type) {
-    p.names.push_back(cIdentifier(name));
-    p.types.push_back(std::move(type));
-  };
-  for (const std::string &d : k.signature.runtimeDims)
-    add(d, "int64_t");
-  for (const ParamInfo &param : k.signature.params) {
-    std::string elem = cudaTypeName(param.dtype);
-    if (param.isView)
-      add(param.name, (param.access == "in" ? "const " : "") + elem + " *__restrict__");
-    else
-      add(param.name, elem);
-  }
-  for (size_t i = 0; i < k.divisors.size(); ++i)
-    add("divisor" + std::to_string(i), "int64_t");
-  for (const TensorMapInfo &t : k.tensorMaps)
-    add("tmap_" + k.signature.params[t.param].name + std::to_string(&t - k.tensorMaps.data()),
-        "const __grid_constant__ CUtensorMap");
-  return p;
-}
-
 bool kiln::buildForGpu(Compiled &c, bool assemble, GpuBuild &out, llvm::raw_ostream &errs,
                        bool printIrAfterAll, GpuEmitter emitter) {
   const TargetDesc &target = *c.schedule.target;
@@ -341,9 +296,9 @@ bool kiln::buildForGpu(Compiled &c, bool assemble, GpuBuild &out, llvm::raw_ostr
                    "Every line comes from lowering the op's tile IR; regenerate rather than edit."};
     if (out.manifest.isOp())
       for (const KernelManifest &k : out.manifest.kernels)
-        info.params[k.entry] = cudaParamsOf(k);
+        info.params[k.entry] = cudaKernelParams(k);
     else
-      info.params[out.manifest.entry] = cudaParamsOf(out.manifest);
+      info.params[out.manifest.entry] = cudaKernelParams(out.manifest);
     llvm::raw_string_ostream os(out.cuda);
     if (!emitCudaSource(*c.module, info, os, error)) {
       errs << "kiln: error: " << error << "\n";
