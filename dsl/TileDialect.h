@@ -60,6 +60,9 @@ inline constexpr llvm::StringLiteral kDivisorsAttr = "kiln.divisors";
 /// [view argument, swizzle bytes, box dims...] array per ring, for the
 /// manifest (a ring's swizzle is chosen once thread layouts are known).
 inline constexpr llvm::StringLiteral kTensorMapsAttr = "kiln.tensor_maps";
+/// On a lowered GPU kernel: its dynamic shared memory as the plan laid it
+/// out, one line per area ("[from, to) what"), for the CUDA source.
+inline constexpr llvm::StringLiteral kSharedLayoutAttr = "kiln.shared_layout";
 } // namespace kiln::tile
 
 #endif

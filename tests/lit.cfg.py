@@ -1,4 +1,5 @@
 import os
+import sys
 import lit.formats
 
 config.name = "Kiln"
@@ -10,6 +11,8 @@ config.excludes = ["Inputs"]
 config.environment["PATH"] = os.pathsep.join(
     [config.kiln_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
 config.substitutions.append(("%ops", os.path.join(config.kiln_src_root, "ops")))
+config.substitutions.append(("%kiln_src_root", config.kiln_src_root))
+config.substitutions.append(("%python", sys.executable))
 
 # ptxas: tests that assemble PTX run where the CUDA toolkit is installed.
 import shutil
@@ -18,6 +21,14 @@ ptxas = os.environ.get("KILN_PTXAS") or (
 if ptxas:
     config.available_features.add("ptxas")
     config.environment["KILN_PTXAS"] = ptxas
+
+# nvcc: tests that compile Kiln's CUDA source run where the toolkit has it.
+nvcc = os.environ.get("KILN_NVCC") or (
+    "/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else shutil.which("nvcc"))
+if nvcc:
+    config.available_features.add("nvcc")
+    config.environment["KILN_NVCC"] = nvcc
+    config.substitutions.append(("%nvcc", nvcc))
 
 # cuobjdump (with nvdisasm) for SASS checks: the CUDA toolkit's, or NVIDIA's
 # pip packages that tools/setup.sh installs into the build tree.

@@ -16,7 +16,8 @@ using namespace kiln::cuda;
 /// What every generated file starts with: vectors and register arrays as
 /// aggregates (constant indices only, so nvcc keeps them in registers) and
 /// a bit cast.
-static const char *kCommon = R"(// Kiln's CUDA source: a vector of the IR is an aligned aggregate (its loads
+static const char *kCommon =
+    R"(// Kiln's CUDA source: a vector of the IR is an aligned aggregate (its loads
 // and stores move it whole), a register array an unaligned one; both are
 // indexed only by constants, so they live in registers.
 template <class T, int N> struct alignas(sizeof(T) * N) kiln_vec {

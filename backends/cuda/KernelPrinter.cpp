@@ -12,6 +12,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -393,6 +394,8 @@ bool KernelPrinter::printOp(Operation *op) {
   StringRef dialect = op->getDialect() ? op->getDialect()->getNamespace() : "";
   if (dialect == "arith")
     return printArith(op);
+  if (dialect == "math")
+    return printMath(op);
   if (dialect == "nvvm")
     return printNvvm(op);
   if (dialect == "llvm")
@@ -697,6 +700,38 @@ bool KernelPrinter::printArith(Operation *op) {
 }
 
 //===----------------------------------------------------------------------===//
+// math: what the GPU path leaves of it (its transcendentals are NVVM
+// approximations already), as CUDA's correctly rounded functions, which is
+// what NVPTX selects for the same LLVM intrinsics.
+//===----------------------------------------------------------------------===//
+
+bool KernelPrinter::printMath(Operation *op) {
+  Value r = op->getResult(0);
+  Type t = r.getType();
+  bool f32 = t.isF32(), f64 = t.isF64();
+  auto call = [&](const char *f32Name, const char *f64Name) {
+    if (!f32 && !f64)
+      return fail(op, "this math op on a type other than f32 or f64");
+    std::string args;
+    for (Value v : op->getOperands())
+      args += (args.empty() ? "" : ", ") + use(v);
+    assign(r, std::string(f32 ? f32Name : f64Name) + "(" + args + ")");
+    return true;
+  };
+  return llvm::TypeSwitch<Operation *, bool>(op)
+      .Case([&](math::SqrtOp) { return call("sqrtf", "sqrt"); })
+      .Case([&](math::AbsFOp) { return call("fabsf", "fabs"); })
+      .Case([&](math::CopySignOp) { return call("copysignf", "copysign"); })
+      .Case([&](math::FmaOp) { return call("fmaf", "fma"); })
+      .Case([&](math::AbsIOp) {
+        std::string x = use(op->getOperand(0));
+        assign(r, x + " < 0 ? (" + typeOf(t) + ")-" + x + " : " + x);
+        return true;
+      })
+      .Default([&](Operation *) { return fail(op, "this math op"); });
+}
+
+//===----------------------------------------------------------------------===//
 // llvm
 //===----------------------------------------------------------------------===//
 
@@ -759,8 +794,8 @@ bool KernelPrinter::printLLVM(Operation *op) {
           // nvcc merge neighbouring loads into vectors as LLVM does.
           int64_t align = load.getAlignment().value_or(0);
           assign(r, "kiln_load<" + T +
-                        (align > byteSize(r.getType()) ? ", " + std::to_string(align) : "") +
-                        ">(" + ptr + ")");
+                        (align > byteSize(r.getType()) ? ", " + std::to_string(align) : "") + ">(" +
+                        ptr + ")");
         }
         return true;
       })
@@ -772,8 +807,8 @@ bool KernelPrinter::printLLVM(Operation *op) {
             (int64_t)store.getAlignment().value_or(0) < byteSize(v.getType()))
           return fail(op, "a vector store aligned below its size");
         line() << "kiln_store<"
-               << std::max<int64_t>(store.getAlignment().value_or(0), byteSize(v.getType()))
-               << ">(" << use(store.getAddr()) << ", " << use(v) << ");\n";
+               << std::max<int64_t>(store.getAlignment().value_or(0), byteSize(v.getType())) << ">("
+               << use(store.getAddr()) << ", " << use(v) << ");\n";
         return true;
       })
       .Case([&](LLVM::AllocaOp alloca) {
@@ -986,9 +1021,8 @@ bool KernelPrinter::updatesInPlace(Value from, Operation *op) {
       isa_and_nonnull<LLVM::InlineAsmOp, NVVM::WgmmaMmaAsyncOp>(def) ||
       (isa<BlockArgument>(from) && isa<scf::ForOp>(from.getParentBlock()->getParentOp()));
   return mutableArray && isa<LLVM::LLVMStructType>(from.getType()) &&
-         llvm::all_of(from.getUsers(), [&](Operation *user) {
-           return user == op || elided.count(user);
-         });
+         llvm::all_of(from.getUsers(),
+                      [&](Operation *user) { return user == op || elided.count(user); });
 }
 
 void KernelPrinter::planInPlaceUpdates() {
@@ -1051,6 +1085,12 @@ bool KernelPrinter::print(std::string &error) {
     bounds = " __maxnreg__(" + std::to_string(nreg.getInt()) + ")";
   } else if (threads) {
     bounds = " __launch_bounds__(" + std::to_string(threads) + ")";
+  }
+  if (auto layout = func->getAttrOfType<ArrayAttr>("kiln.shared_layout");
+      layout && !layout.empty()) {
+    os << "// Dynamic shared memory, as the plan laid it out (byte offsets):\n";
+    for (Attribute line : layout)
+      os << "//   " << cast<StringAttr>(line).getValue() << "\n";
   }
   os << "extern \"C\" __global__ void" << bounds << "\n" << func.getSymName() << "(";
   Block &entry = func.getBody().front();

@@ -99,6 +99,7 @@ private:
   bool printFor(mlir::Operation *op);
   bool printIf(mlir::Operation *op);
   bool printArith(mlir::Operation *op);
+  bool printMath(mlir::Operation *op);
   bool printLLVM(mlir::Operation *op);
   bool printInlineAsm(mlir::LLVM::InlineAsmOp op);
   /// Defined in NvvmPrinter.cpp: nvvm ops and llvm.call_intrinsic of NVVM

@@ -173,8 +173,8 @@ void HeaderPrinter::printScratchOffsets() {
   for (auto &[name, e] : derived)
     os << "  [[maybe_unused]] const int64_t " << dimVar(name) << " = " << e << ";\n";
   for (const OpPlan::AlignedDim &a : m.plan.alignedDims)
-    os << "  [[maybe_unused]] const int64_t " << dimVar(a.name) << " = (" << dimVar(a.of) << " + " << a.multiple
-       << " - 1) / " << a.multiple << " * " << a.multiple << ";\n";
+    os << "  [[maybe_unused]] const int64_t " << dimVar(a.name) << " = (" << dimVar(a.of) << " + "
+       << a.multiple << " - 1) / " << a.multiple << " * " << a.multiple << ";\n";
   os << "  size_t at = 0;\n";
   for (size_t i = 0; i < m.plan.scratch.size(); ++i) {
     const ParamInfo &s = m.plan.scratch[i];
@@ -220,8 +220,7 @@ void HeaderPrinter::printStep(size_t step, const OpPlan::Launch &launch) {
     std::string stride = std::to_string(dtypeBytes(p.dtype));
     for (size_t i = 0; i < rank; ++i) {
       size_t d = rank - 1 - i; // the map lists dims innermost first
-      std::string extent =
-          p.sizes[d] < 0 ? dimVar(p.dimNames[d]) : std::to_string(p.sizes[d]);
+      std::string extent = p.sizes[d] < 0 ? dimVar(p.dimNames[d]) : std::to_string(p.sizes[d]);
       dims += (i ? ", " : "") + std::string("(cuuint64_t)") + extent;
       if (i > 0)
         strides += (i > 1 ? ", " : "") + std::string("(cuuint64_t)(") + stride + ")";
@@ -268,7 +267,8 @@ void HeaderPrinter::printStep(size_t step, const OpPlan::Launch &launch) {
     arg("tmap" + std::to_string(t));
   os << "};\n";
   std::string shared = std::to_string(k.dynamicSharedBytes);
-  std::string besideShared = std::to_string(std::max(k.dynamicSharedBytes, launch.besideSharedBytes));
+  std::string besideShared =
+      std::to_string(std::max(k.dynamicSharedBytes, launch.besideSharedBytes));
   os << "      const void *kernel = (const void *)::" << k.entry << ";\n";
   if (launch.overlap) {
     // Beside the launch before it, where the runtime would (runsBeside).
@@ -370,8 +370,8 @@ void HeaderPrinter::print(const std::string &cudaFile, const std::vector<std::st
           "given (a high-priority stream), else after it";
   os << ".\n/// Device pointers of these shapes:\n";
   for (const ParamInfo &p : opSignature().params)
-    os << "///   " << p.name << ": " << (p.isView ? shapeText(p) + " (" + p.access + ")"
-                                                 : std::string(dtypeName(p.dtype)))
+    os << "///   " << p.name << ": "
+       << (p.isView ? shapeText(p) + " (" + p.access + ")" : std::string(dtypeName(p.dtype)))
        << "\n";
   os << "/// Returns cudaErrorInvalidValue for dims out of range; else the first CUDA error.\n";
   os << "inline cudaError_t launch(";
@@ -391,8 +391,8 @@ void HeaderPrinter::print(const std::string &cudaFile, const std::vector<std::st
   for (auto &[name, e] : derived)
     os << "  [[maybe_unused]] int64_t " << dimVar(name) << " = " << e << ";\n";
   for (const OpPlan::AlignedDim &a : m.plan.alignedDims)
-    os << "  [[maybe_unused]] int64_t " << dimVar(a.name) << " = (" << dimVar(a.of) << " + " << a.multiple
-       << " - 1) / " << a.multiple << " * " << a.multiple << ";\n";
+    os << "  [[maybe_unused]] int64_t " << dimVar(a.name) << " = (" << dimVar(a.of) << " + "
+       << a.multiple << " - 1) / " << a.multiple << " * " << a.multiple << ";\n";
   os << "  cudaError_t status = cudaSuccess;\n";
   if (persistent || overlaps)
     os << "  int device = 0, sms = 0;\n"

@@ -52,9 +52,9 @@ bool kiln::compileCudaSource(const std::string &source, const TargetDesc &target
     os << source;
   }
   std::string arch = "-arch=" + target.ptxChip;
-  llvm::SmallVector<llvm::StringRef> args = {
-      nvcc, "-cubin",  arch,           "-O3",    "-std=c++17", "-Xptxas",
-      "-v", "-Werror", "all-warnings", in.str(), "-o",         out.str()};
+  llvm::SmallVector<llvm::StringRef> args = {nvcc,           "-cubin",  arch, "-O3",
+                                             "-std=c++17",   "-Xptxas", "-v", "-Werror",
+                                             "all-warnings", in.str(),  "-o", out.str()};
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, log.str(), log.str()};
   std::string execError;
   int rc = llvm::sys::ExecuteAndWait(nvcc, args, std::nullopt, redirects, 0, 0, &execError);

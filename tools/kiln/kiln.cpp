@@ -1,12 +1,12 @@
 //===- kiln.cpp - the Kiln command-line tool ------------------------------===//
 #include "backends/cpu/CpuKernel.h"
+#include "backends/cuda/LauncherHeader.h"
 #include "backends/runtime/GpuLauncher.h"
 #include "backends/runtime/Json.h"
 #include "dsl/SourceDiagnostics.h"
 #include "dsl/TileDialect.h"
 #include "lowering/Passes.h"
 #include "tools/kiln/Compare.h"
-#include "backends/cuda/LauncherHeader.h"
 #include "tools/kiln/Driver.h"
 
 #include "mlir/IR/AsmState.h"

@@ -1064,6 +1064,48 @@ LogicalResult GpuKernelLowering::lowerRole(unsigned r, Block &body, const IRMapp
   return success();
 }
 
+ArrayAttr GpuKernelLowering::sharedLayout() {
+  SmallVector<std::pair<int64_t, std::string>> areas;
+  auto range = [](int64_t from, int64_t bytes) {
+    return "[" + std::to_string(from) + ", " + std::to_string(from + bytes) + ") ";
+  };
+  // A pipeline's buffers interleave their stages: each stage of each lies
+  // `stageStride` after the one before.
+  auto ring = [&](const RingStages &r, const std::string &what) {
+    areas.push_back({r.offset, "[" + std::to_string(r.offset) + ", ...) " + what + ": " +
+                                   std::to_string(r.depth) + " stages of " +
+                                   std::to_string(r.stageBytes) + " bytes, " +
+                                   std::to_string(r.stageStride) + " apart"});
+    areas.push_back({r.barrierOffset,
+                     range(r.barrierOffset, 16 * r.depth) + what + ": full, then empty mbarriers"});
+  };
+  for (const RingPlan &r : plan.rings)
+    ring(r, "ring `" + r.pipeline + "`");
+  for (const StoreRingPlan &r : plan.storeRings)
+    ring(r, "store ring `" + r.pipeline + "`");
+  for (const RolePlan &r : plan.roles) {
+    if (r.stagingBytes)
+      areas.push_back(
+          {r.stagingOffset, range(r.stagingOffset, r.stagingBytes) + "staging of role " + r.name});
+    if (r.warpSliceBytes)
+      areas.push_back({r.warpSlicesOffset,
+                       "[" + std::to_string(r.warpSlicesOffset) + ", ...) per-warp slices of " +
+                           std::to_string(r.warpSliceBytes) + " bytes, role " + r.name});
+    if (r.mmaBarrierOffset >= 0)
+      areas.push_back({r.mmaBarrierOffset,
+                       range(r.mmaBarrierOffset, 8) + "tensor-core mbarrier of role " + r.name});
+  }
+  if (plan.tmemColumns)
+    areas.push_back({plan.tmemSlotOffset, range(plan.tmemSlotOffset, 4) +
+                                              "tensor-memory address (" +
+                                              std::to_string(plan.tmemColumns) + " columns)"});
+  llvm::stable_sort(areas, [](auto &a, auto &b) { return a.first < b.first; });
+  SmallVector<Attribute> lines;
+  for (auto &[at, line] : areas)
+    lines.push_back(b.getStringAttr(line));
+  return b.getArrayAttr(lines);
+}
+
 LogicalResult GpuKernelLowering::run() {
   MLIRContext *ctx = kernel.getContext();
   FunctionType type = kernel.getFunctionType();
@@ -1105,6 +1147,8 @@ LogicalResult GpuKernelLowering::run() {
     }
     func->setAttr(kTensorMapsAttr, b.getArrayAttr(maps));
   }
+  if (ArrayAttr layout = sharedLayout(); !layout.empty())
+    func->setAttr(kSharedLayoutAttr, layout);
   func->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
                 b.getDenseI32ArrayAttr({(int32_t)threads, 1, 1}));
   // The register cap at entry; setmaxnreg needs one to take effect.

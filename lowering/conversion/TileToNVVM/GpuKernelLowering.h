@@ -78,6 +78,8 @@ public:
   GpuKernelLowering(KernelOp kernel, ModuleOp module, const KernelPlan &plan)
       : kernel(kernel), module(module), b(kernel), schedule(kernel.getScheduleAttr()), plan(plan) {}
   LogicalResult run();
+  /// The plan's dynamic shared memory, one line per area (kSharedLayoutAttr).
+  ArrayAttr sharedLayout();
 
 private:
   KernelOp kernel;
