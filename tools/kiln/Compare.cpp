@@ -2,6 +2,7 @@
 #include "tools/kiln/Compare.h"
 #include "backends/cpu/CpuKernel.h"
 #include "backends/cpu/KernelSignature.h"
+#include "backends/cuda/Nvcc.h"
 #include "backends/runtime/GpuLauncher.h"
 #include "dsl/SourceDiagnostics.h"
 #include "dsl/TileDialect.h"
@@ -33,6 +34,10 @@ struct Row {
   std::string schedule, target, error;
   std::vector<KernelLine> kernels; // an op's kernels, in launch order
   PtxasReport report;
+  /// With --emit cuda: the kernels as nvcc built them from the CUDA source
+  /// (or why not).
+  std::vector<KernelLine> cudaKernels;
+  std::string cudaError;
   bool hasPtx = false, hasCubin = false;
   int64_t dynamicShared = 0;                    // bytes: pipeline rings and their mbarriers
   std::vector<std::pair<std::string, int>> mix; // PTX instruction counts
@@ -322,11 +327,35 @@ int kiln::compareSchedules(const CompareOptions &o) {
     if (t.bandwidthBytesPerS > 0)
       row.estimateUs = 1e6 * std::max(row.bytes / t.bandwidthBytesPerS,
                                       t.bf16FlopsPerS > 0 ? row.flops / t.bf16FlopsPerS : 0.0);
-    // Both backends lower in place: the GPU build gets its own copy.
+    // Both backends lower in place: the GPU builds get their own copies.
     Compiled g;
     g.module = c.module->clone();
     g.schedule = c.schedule;
     g.constants = c.constants;
+    if (o.cuda && c.schedule.target->isGpu) {
+      Compiled gc;
+      gc.module = c.module->clone();
+      gc.schedule = c.schedule;
+      gc.constants = c.constants;
+      gc.sourcePath = o.tilePath;
+      GpuBuild cudaBuild;
+      std::string log;
+      llvm::raw_string_ostream logStream(log);
+      if (findNvcc().empty()) {
+        row.cudaError = "nvcc not found";
+      } else if (buildForGpu(gc, /*assemble=*/true, cudaBuild, logStream, false,
+                             GpuEmitter::Cuda)) {
+        for (const PtxasReport &e : cudaBuild.report.entries)
+          row.cudaKernels.push_back(
+              {e.kernel, e.registers, e.sharedBytes, 0, e.spillStores + e.spillLoads});
+        if (cudaBuild.report.entries.empty())
+          row.cudaKernels.push_back({cudaBuild.manifest.entry, cudaBuild.report.registers,
+                                     cudaBuild.report.sharedBytes, 0,
+                                     cudaBuild.report.spillStores + cudaBuild.report.spillLoads});
+      } else {
+        row.cudaError = log;
+      }
+    }
 
     std::string error;
     auto cpu = CpuKernel::compile(*c.module, error);
@@ -477,6 +506,18 @@ int kiln::compareSchedules(const CompareOptions &o) {
           v.set("kernels", ks);
         }
       }
+      if (!r.cudaKernels.empty()) {
+        json::Value ks = json::Value::arr();
+        for (const KernelLine &k : r.cudaKernels) {
+          json::Value kv = json::Value::obj();
+          kv.set("kernel", json::Value::str(k.name));
+          setResources(kv, k);
+          ks.array.push_back(kv);
+        }
+        v.set("cuda_kernels", ks);
+      }
+      if (!r.cudaError.empty())
+        v.set("cuda_error", json::Value::str(r.cudaError));
       json::Value mix = json::Value::obj();
       for (auto &[k, n] : r.mix)
         mix.set(k, json::Value::num(n));
@@ -560,6 +601,12 @@ int kiln::compareSchedules(const CompareOptions &o) {
         std::printf("  kernel %s: %d regs, %lld B smem, %lld B spilled\n", k.name.c_str(),
                     k.registers, (long long)(k.staticShared + k.dynamicShared),
                     (long long)k.spillBytes);
+      for (const KernelLine &k : r.cudaKernels)
+        std::printf("  cuda (nvcc) kernel %s: %d regs, %lld B static smem, %lld B spilled\n",
+                    k.name.c_str(), k.registers, (long long)k.staticShared,
+                    (long long)k.spillBytes);
+      if (!r.cudaError.empty())
+        std::printf("  cuda: %s\n", r.cudaError.c_str());
       if (!r.mix.empty()) {
         std::string line;
         for (auto &[k, n] : r.mix)

@@ -16,6 +16,9 @@ struct CompareOptions {
   /// A bench JSON (bench/prefill_bench.py --json): each schedule's measured
   /// times, or its `--retarget` twin's, are shown beside its estimate.
   std::string measuredPath;
+  /// Also build each GPU schedule through CUDA C++ with nvcc and show its
+  /// kernels' registers, shared memory and spills beside the PTX build's.
+  bool cuda = false;
 };
 
 /// Prints, per schedule: resources (ptxas), the PTX instruction mix, a

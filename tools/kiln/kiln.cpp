@@ -69,7 +69,7 @@ usage:
       prints the checks as one JSON object.
 
   kiln compare OP.tile S1.yaml S2.yaml... [--dims NAME=N,...] [--json]
-               [--measured BENCH.json]
+               [--measured BENCH.json] [--emit cuda]
       Schedules of one op side by side: registers, shared memory and spills
       (ptxas), the PTX instruction mix (global loads / stores by width, FMA,
       shuffles, special functions, barriers, TMA, mbarrier, MMA), the layout
@@ -83,7 +83,10 @@ usage:
       bench/prefill_bench.py --json on a GPU machine) adds each schedule's
       measured times per shape, or its --retarget twin's (an sm_100a
       schedule's H100 twin, a build named NAME_twin), beside the FLA peer's
-      in the same run. Exits 1 when a schedule fails to build.
+      in the same run. --emit cuda also builds each GPU schedule through
+      its CUDA C++ source with nvcc and shows those kernels' registers,
+      shared memory and spills beside the PTX build's. Exits 1 when a
+      schedule fails to build.
 
   kiln check [OPS_DIR]
       The main job: compile every bundled op (OPS_DIR/*/*.tile, default ops)
@@ -586,6 +589,7 @@ int main(int argc, char **argv) {
     o.seed = a.run.seed;
     o.json = a.json;
     o.measuredPath = a.measured;
+    o.cuda = a.emit == "cuda";
     return compareSchedules(o);
   }
   return checkCommand(a);
