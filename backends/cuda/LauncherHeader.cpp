@@ -116,6 +116,8 @@ private:
   static std::string dimVar(const std::string &name) { return "dim_" + cIdentifier(name); }
   std::string expr(const json::Value &e) const;
   void classifyDims();
+  /// Every dim as a local `dim_NAME` of `type`: given, derived, aligned.
+  void printDimLocals(const char *type);
   void printScratchOffsets();
   void printStep(size_t step, const OpPlan::Launch &launch);
   std::string kernelArgument(const OpPlan::Launch &launch, size_t param) const;
@@ -164,17 +166,21 @@ std::string HeaderPrinter::kernelArgument(const OpPlan::Launch &launch, size_t p
   return "scratch_" + cIdentifier(m.plan.scratch[-1 - source].name);
 }
 
+void HeaderPrinter::printDimLocals(const char *type) {
+  for (const std::string &g : given)
+    os << "  [[maybe_unused]] " << type << " " << dimVar(g) << " = d." << cIdentifier(g) << ";\n";
+  for (auto &[name, e] : derived)
+    os << "  [[maybe_unused]] " << type << " " << dimVar(name) << " = " << e << ";\n";
+  for (const OpPlan::AlignedDim &a : m.plan.alignedDims)
+    os << "  [[maybe_unused]] " << type << " " << dimVar(a.name) << " = (" << dimVar(a.of) << " + "
+       << a.multiple << " - 1) / " << a.multiple << " * " << a.multiple << ";\n";
+}
+
 void HeaderPrinter::printScratchOffsets() {
   os << "/// Where each scratch tensor lies in the caller's scratch buffer (256-byte\n"
         "/// aligned), and the buffer's size.\n"
         "inline size_t scratch_offsets(const Dims &d, size_t *offsets) {\n";
-  for (const std::string &g : given)
-    os << "  [[maybe_unused]] const int64_t " << dimVar(g) << " = d." << cIdentifier(g) << ";\n";
-  for (auto &[name, e] : derived)
-    os << "  [[maybe_unused]] const int64_t " << dimVar(name) << " = " << e << ";\n";
-  for (const OpPlan::AlignedDim &a : m.plan.alignedDims)
-    os << "  [[maybe_unused]] const int64_t " << dimVar(a.name) << " = (" << dimVar(a.of) << " + "
-       << a.multiple << " - 1) / " << a.multiple << " * " << a.multiple << ";\n";
+  printDimLocals("const int64_t");
   os << "  size_t at = 0;\n";
   for (size_t i = 0; i < m.plan.scratch.size(); ++i) {
     const ParamInfo &s = m.plan.scratch[i];
@@ -386,13 +392,8 @@ void HeaderPrinter::print(const std::string &cudaFile, const std::vector<std::st
   for (const std::string &g : given)
     os << "  if (d." << cIdentifier(g) << " < 0 || d." << cIdentifier(g)
        << " >= (int64_t(1) << 31))\n    return cudaErrorInvalidValue;\n";
-  for (const std::string &g : given)
-    os << "  [[maybe_unused]] int64_t " << dimVar(g) << " = d." << cIdentifier(g) << ";\n";
-  for (auto &[name, e] : derived)
-    os << "  [[maybe_unused]] int64_t " << dimVar(name) << " = " << e << ";\n";
-  for (const OpPlan::AlignedDim &a : m.plan.alignedDims)
-    os << "  [[maybe_unused]] int64_t " << dimVar(a.name) << " = (" << dimVar(a.of) << " + "
-       << a.multiple << " - 1) / " << a.multiple << " * " << a.multiple << ";\n";
+  // Kernel arguments are addresses of these: not const.
+  printDimLocals("int64_t");
   os << "  cudaError_t status = cudaSuccess;\n";
   if (persistent || overlaps)
     os << "  int device = 0, sms = 0;\n"

@@ -9,8 +9,7 @@
 
 namespace kiln {
 
-/// Path of nvcc: $KILN_NVCC, then $CUDA_HOME/bin/nvcc, then
-/// /usr/local/cuda/bin/nvcc, then PATH. Empty when none is found.
+/// Path of nvcc (findCudaTool with $KILN_NVCC).
 std::string findNvcc();
 
 /// Compiles CUDA `source` for `target` into `cubin` with nvcc, fills

@@ -11,6 +11,7 @@
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
@@ -89,20 +90,22 @@ std::optional<std::string> kiln::emitPtx(ModuleOp module, const TargetDesc &targ
   return std::string(ptx.str());
 }
 
-std::string kiln::findPtxas() {
-  if (const char *p = std::getenv("KILN_PTXAS"))
+std::string kiln::findCudaTool(const std::string &name, const char *envVar) {
+  if (const char *p = std::getenv(envVar))
     return p;
   std::vector<std::string> candidates;
   if (const char *home = std::getenv("CUDA_HOME"))
-    candidates.push_back(std::string(home) + "/bin/ptxas");
-  candidates.push_back("/usr/local/cuda/bin/ptxas");
+    candidates.push_back(std::string(home) + "/bin/" + name);
+  candidates.push_back("/usr/local/cuda/bin/" + name);
   for (const std::string &c : candidates)
     if (llvm::sys::fs::can_execute(c))
       return c;
-  if (auto found = llvm::sys::findProgramByName("ptxas"))
+  if (auto found = llvm::sys::findProgramByName(name))
     return *found;
   return "";
 }
+
+std::string kiln::findPtxas() { return findCudaTool("ptxas", "KILN_PTXAS"); }
 
 static bool readWhole(const std::string &path, std::string &out) {
   auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false);
@@ -112,6 +115,40 @@ static bool readWhole(const std::string &path, std::string &out) {
   return true;
 }
 
+bool kiln::runCudaTool(const std::string &tool, const std::string &inputExt,
+                       const std::string &input, const std::vector<std::string> &options,
+                       std::string &output, std::string &log, std::string &error) {
+  llvm::SmallString<128> in, out, logPath;
+  int fd;
+  std::string name = llvm::sys::path::filename(tool).str();
+  if (llvm::sys::fs::createTemporaryFile("kiln", inputExt, fd, in) ||
+      llvm::sys::fs::createTemporaryFile("kiln", "out", out) ||
+      llvm::sys::fs::createTemporaryFile("kiln", "log", logPath)) {
+    error = "cannot create temporary files for " + name;
+    return false;
+  }
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << input;
+  }
+  llvm::SmallVector<llvm::StringRef> args = {tool};
+  for (const std::string &o : options)
+    args.push_back(o);
+  args.append({in.str(), "-o", out.str()});
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, logPath.str(), logPath.str()};
+  std::string execError;
+  int rc = llvm::sys::ExecuteAndWait(tool, args, std::nullopt, redirects, 0, 0, &execError);
+  readWhole(logPath.str().str(), log);
+  bool ok = rc == 0 && readWhole(out.str().str(), output);
+  llvm::sys::fs::remove(in);
+  llvm::sys::fs::remove(out);
+  llvm::sys::fs::remove(logPath);
+  if (!ok)
+    error = name + " " + (options.empty() ? "" : options.front()) + " failed" +
+            (execError.empty() ? "" : ": " + execError) + "\n" + log;
+  return ok;
+}
+
 bool kiln::assemblePtx(const std::string &ptx, const TargetDesc &target, std::string &cubin,
                        PtxasReport &report, std::string &error) {
   std::string ptxas = findPtxas();
@@ -119,33 +156,9 @@ bool kiln::assemblePtx(const std::string &ptx, const TargetDesc &target, std::st
     error = "ptxas not found (set KILN_PTXAS or install the CUDA toolkit)";
     return false;
   }
-  llvm::SmallString<128> in, out, log;
-  int fd;
-  if (llvm::sys::fs::createTemporaryFile("kiln", "ptx", fd, in) ||
-      llvm::sys::fs::createTemporaryFile("kiln", "cubin", out) ||
-      llvm::sys::fs::createTemporaryFile("kiln", "log", log)) {
-    error = "cannot create temporary files for ptxas";
+  if (!runCudaTool(ptxas, "ptx", ptx, {"-arch=" + target.ptxChip, "-O3", "-v"}, cubin, report.log,
+                   error))
     return false;
-  }
-  {
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    os << ptx;
-  }
-  std::string arch = "-arch=" + target.ptxChip;
-  llvm::SmallVector<llvm::StringRef> args = {ptxas, arch, "-O3", "-v", in.str(), "-o", out.str()};
-  std::optional<llvm::StringRef> redirects[] = {std::nullopt, log.str(), log.str()};
-  std::string execError;
-  int rc = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects, 0, 0, &execError);
-  readWhole(log.str().str(), report.log);
-  bool ok = rc == 0 && readWhole(out.str().str(), cubin);
-  llvm::sys::fs::remove(in);
-  llvm::sys::fs::remove(out);
-  llvm::sys::fs::remove(log);
-  if (!ok) {
-    error = "ptxas " + arch + " failed" + (execError.empty() ? "" : ": " + execError) + "\n" +
-            report.log;
-    return false;
-  }
   parsePtxasLog(report);
   return true;
 }

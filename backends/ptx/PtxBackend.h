@@ -41,9 +41,19 @@ struct PtxasReport {
   std::vector<PtxasReport> entries;
 };
 
-/// Path of ptxas: $KILN_PTXAS, then $CUDA_HOME/bin/ptxas, then
-/// /usr/local/cuda/bin/ptxas, then PATH. Empty when none is found.
+/// Path of CUDA toolkit program `name`: $`envVar`, then $CUDA_HOME/bin,
+/// then /usr/local/cuda/bin, then PATH. Empty when none is found.
+std::string findCudaTool(const std::string &name, const char *envVar);
+
+/// Path of ptxas (findCudaTool with $KILN_PTXAS).
 std::string findPtxas();
+
+/// Runs `tool OPTIONS... IN -o OUT` on `input` written to a temporary file
+/// IN ending in `.inputExt`; fills `output` with OUT's bytes and `log` with
+/// what the tool printed. Fails with `error` naming the tool and its log.
+bool runCudaTool(const std::string &tool, const std::string &inputExt, const std::string &input,
+                 const std::vector<std::string> &options, std::string &output, std::string &log,
+                 std::string &error);
 
 /// Assembles `ptx` for `target` with ptxas into `cubin` (bytes). Fails with a
 /// message when ptxas is missing or rejects the PTX.
