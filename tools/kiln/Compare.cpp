@@ -492,30 +492,25 @@ int kiln::compareSchedules(const CompareOptions &o) {
         into.set("dynamic_shared_bytes", json::Value::num(k.dynamicShared));
         into.set("spill_bytes", json::Value::num(k.spillBytes));
       };
-      if (r.hasCubin) {
-        setResources(v, {"", r.report.registers, r.report.sharedBytes, r.dynamicShared,
-                         r.report.spillStores + r.report.spillLoads});
-        if (!r.kernels.empty()) {
-          json::Value ks = json::Value::arr();
-          for (const KernelLine &k : r.kernels) {
-            json::Value kv = json::Value::obj();
-            kv.set("kernel", json::Value::str(k.name));
-            setResources(kv, k);
-            ks.array.push_back(kv);
-          }
-          v.set("kernels", ks);
-        }
-      }
-      if (!r.cudaKernels.empty()) {
+      // Each kernel's resources, as a list under `key`.
+      auto setKernels = [&](const char *key, const std::vector<KernelLine> &kernels) {
+        if (kernels.empty())
+          return;
         json::Value ks = json::Value::arr();
-        for (const KernelLine &k : r.cudaKernels) {
+        for (const KernelLine &k : kernels) {
           json::Value kv = json::Value::obj();
           kv.set("kernel", json::Value::str(k.name));
           setResources(kv, k);
           ks.array.push_back(kv);
         }
-        v.set("cuda_kernels", ks);
+        v.set(key, ks);
+      };
+      if (r.hasCubin) {
+        setResources(v, {"", r.report.registers, r.report.sharedBytes, r.dynamicShared,
+                         r.report.spillStores + r.report.spillLoads});
+        setKernels("kernels", r.kernels);
       }
+      setKernels("cuda_kernels", r.cudaKernels);
       if (!r.cudaError.empty())
         v.set("cuda_error", json::Value::str(r.cudaError));
       json::Value mix = json::Value::obj();
