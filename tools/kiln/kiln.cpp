@@ -289,6 +289,9 @@ int compileCommand(const Args &a) {
   if (a.printAfterAll)
     printIrAfterEveryPass(pm);
   bool gpu = c.schedule.target->isGpu;
+  if (a.via != "ptx" && a.emit != "cubin")
+    return usageError("--via chooses how --emit cubin builds; --emit " + a.emit + " takes none",
+                      -1);
   if (a.emit == "ptx" || a.emit == "cuda" || a.emit == "cubin") {
     if (a.emit == "cubin" && a.output.empty())
       return usageError("--emit cubin writes a binary: name it with -o FILE", -1);
