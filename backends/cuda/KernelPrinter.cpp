@@ -639,7 +639,14 @@ bool KernelPrinter::printArith(Operation *op) {
       .Case([&](arith::ExtFOp) {
         Type from = op->getOperand(0).getType();
         if (from.isBF16())
-          assign(r, "__bfloat162float(" + operand(0) + ")");
+          // Exact: a bf16 is the high half of its f32. A shift, not
+          // __bfloat162float's inline asm, so nvcc sees through it and can
+          // merge the loads feeding it.
+          assign(r, helpers.use("kiln_bf16_to_f32",
+                                "__device__ __forceinline__ float kiln_bf16_to_f32(__nv_bfloat16 "
+                                "x) {\n  return __uint_as_float((uint32_t)__bfloat16_as_ushort(x) "
+                                "<< 16);\n}") +
+                        "(" + operand(0) + ")");
         else if (from.isF16())
           assign(r, "__half2float(" + operand(0) + ")");
         else
