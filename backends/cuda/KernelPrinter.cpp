@@ -177,7 +177,7 @@ std::string KernelPrinter::use(Value v) {
   }
   // Undefined values: any will do; zero keeps nvcc from warning of a read
   // of an unset variable.
-  if (isa_and_nonnull<LLVM::UndefOp, LLVM::PoisonOp>(v.getDefiningOp()))
+  if (isUndefined(v))
     return typeOf(v.getType()) + "{}";
   if (auto addr = v.getDefiningOp<LLVM::AddressOfOp>())
     return "((char *)" + sharedArrayName(addr.getGlobalName()) + ")";
@@ -261,7 +261,9 @@ void KernelPrinter::noteSource(Operation *op) {
 //===----------------------------------------------------------------------===//
 
 bool KernelPrinter::printBlock(Block &block) {
-  for (Operation &op : block)
+  // Terminators are their parents' business: a yield assigns the carried
+  // values or results, the kernel's return ends the function.
+  for (Operation &op : block.without_terminator())
     if (!printOp(&op))
       return false;
   return true;
@@ -275,12 +277,9 @@ bool KernelPrinter::printFor(Operation *o) {
   // Carried values: locals declared before the loop, assigned at its yield.
   for (auto [init, arg, result] :
        llvm::zip(op.getInitArgs(), op.getRegionIterArgs(), op.getResults())) {
-    std::string type = typeOf(arg.getType());
-    if (type.empty())
-      return fail(o, "a loop carrying a value of this type");
     std::string name = declare(arg, "carried");
     names[result] = name;
-    line() << type << " " << name << " = " << use(init) << ";\n";
+    line() << typeOf(arg.getType()) << " " << name << " = " << use(init) << ";\n";
   }
   std::string iv = declare(op.getInductionVar(), "i");
   std::string type = typeOf(op.getInductionVar().getType());
@@ -301,9 +300,8 @@ bool KernelPrinter::printFor(Operation *o) {
     line() << "const " << type << " " << iv << " = " << loopVar << ";\n";
   lastSource.clear();
   Block *body = op.getBody();
-  for (Operation &inner : body->without_terminator())
-    if (!printOp(&inner))
-      return false;
+  if (!printBlock(*body))
+    return false;
   auto yield = cast<scf::YieldOp>(body->getTerminator());
   // A yield may pass one carried value into another's place: read them all
   // before writing any.
@@ -336,19 +334,14 @@ bool KernelPrinter::printIf(Operation *o) {
     line() << "// " << name.getName().str() << "\n";
   else
     noteSource(o);
-  for (Value r : op.getResults()) {
-    std::string type = typeOf(r.getType());
-    if (type.empty())
-      return fail(o, "a branch yielding this type");
-    line() << type << " " << declare(r, "chosen") << ";\n";
-  }
+  for (Value r : op.getResults())
+    line() << typeOf(r.getType()) << " " << declare(r, "chosen") << ";\n";
   auto printRegion = [&](Region &region) {
     ++indent;
     lastSource.clear();
     Block &block = region.front();
-    for (Operation &inner : block.without_terminator())
-      if (!printOp(&inner))
-        return false;
+    if (!printBlock(block))
+      return false;
     for (auto [r, v] : llvm::zip(op.getResults(), block.getTerminator()->getOperands()))
       line() << names[r] << " = " << use(v) << ";\n";
     --indent;
@@ -372,16 +365,12 @@ bool KernelPrinter::printOp(Operation *op) {
   if (isa<LLVM::UndefOp, LLVM::PoisonOp>(op))
     return true; // printed where used
   if (isa<arith::ConstantOp, LLVM::ConstantOp, LLVM::AddressOfOp>(op)) {
-    // Printed where they are used; a constant without a literal is declared.
+    // Printed where they are used; a constant with no C literal is refused.
     if (!isa<LLVM::AddressOfOp>(op) &&
         literal(constantValue(op->getResult(0)), op->getResult(0).getType()).empty())
       return fail(op, "a constant of this type");
     return true;
   }
-  if (isa<scf::ForOp>(op))
-    return printFor(op);
-  if (isa<scf::IfOp>(op))
-    return printIf(op);
   for (Value r : op->getResults())
     if (typeOf(r.getType()).empty()) {
       std::string t;
@@ -389,8 +378,11 @@ bool KernelPrinter::printOp(Operation *op) {
       r.getType().print(ts);
       return fail(op, "a value of type " + t);
     }
-  if (!isa<LLVM::ReturnOp>(op))
-    noteSource(op);
+  if (isa<scf::ForOp>(op))
+    return printFor(op);
+  if (isa<scf::IfOp>(op))
+    return printIf(op);
+  noteSource(op);
   StringRef dialect = op->getDialect() ? op->getDialect()->getNamespace() : "";
   if (dialect == "arith")
     return printArith(op);
@@ -422,19 +414,14 @@ bool KernelPrinter::printArith(Operation *op) {
     assign(r, operand(0) + " " + sym.str() + " " + operand(1));
     return true;
   };
-  auto wrapping = [&](StringRef sym) {
-    if (!wrapsThroughUnsigned(type))
-      return binary(sym);
-    std::string U = unsignedOf(type);
-    assign(r, "(" + T + ")((" + U + ")" + operand(0) + " " + sym.str() + " (" + U + ")" +
-                  operand(1) + ")");
-    return true;
-  };
   auto unsignedBinary = [&](StringRef sym) {
     std::string U = unsignedOf(type);
     assign(r, "(" + T + ")((" + U + ")" + operand(0) + " " + sym.str() + " (" + U + ")" +
                   operand(1) + ")");
     return true;
+  };
+  auto wrapping = [&](StringRef sym) {
+    return wrapsThroughUnsigned(type) ? unsignedBinary(sym) : binary(sym);
   };
   auto pick = [&](StringRef cmp, bool isUnsigned) {
     std::string a = operand(0), b = operand(1);
@@ -445,6 +432,18 @@ bool KernelPrinter::printArith(Operation *op) {
     } else {
       assign(r, "(" + a + " " + cmp.str() + " " + b + " ? " + a + " : " + b + ")");
     }
+    return true;
+  };
+  // maximumf / minimumf: NaN-propagating, as PTX's max.NaN / min.NaN.
+  auto nanPick = [&](const std::string &which) {
+    if (!type.isF32())
+      return fail(op, "a NaN-propagating " + which + "imum of this type");
+    std::string name = "kiln_" + which + "_nan";
+    helpers.use(name, "__device__ __forceinline__ float " + name +
+                          "(float a, float b) {\n  float r;\n  asm(\"" + which +
+                          ".NaN.f32 %0, %1, %2;\" : \"=f\"(r) : \"f\"(a), \"f\"(b));\n"
+                          "  return r;\n}");
+    assign(r, name + "(" + operand(0) + ", " + operand(1) + ")");
     return true;
   };
   auto convert = [&](const std::string &to) {
@@ -481,30 +480,8 @@ bool KernelPrinter::printArith(Operation *op) {
         assign(r, "-" + operand(0));
         return true;
       })
-      .Case([&](arith::MaximumFOp) {
-        if (!type.isF32())
-          return fail(op, "a NaN-propagating maximum of this type");
-        assign(r, helpers.use("kiln_max_nan",
-                              R"(__device__ __forceinline__ float kiln_max_nan(float a, float b) {
-  float r;
-  asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
-  return r;
-})") + "(" + operand(0) +
-                      ", " + operand(1) + ")");
-        return true;
-      })
-      .Case([&](arith::MinimumFOp) {
-        if (!type.isF32())
-          return fail(op, "a NaN-propagating minimum of this type");
-        assign(r, helpers.use("kiln_min_nan",
-                              R"(__device__ __forceinline__ float kiln_min_nan(float a, float b) {
-  float r;
-  asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
-  return r;
-})") + "(" + operand(0) +
-                      ", " + operand(1) + ")");
-        return true;
-      })
+      .Case([&](arith::MaximumFOp) { return nanPick("max"); })
+      .Case([&](arith::MinimumFOp) { return nanPick("min"); })
       .Case([&](arith::CmpIOp c) {
         Type t = c.getLhs().getType();
         std::string a = operand(0), b = operand(1);
@@ -771,6 +748,13 @@ bool KernelPrinter::printLLVM(Operation *op) {
   Value r = op->getNumResults() ? op->getResult(0) : Value();
   std::string T = r ? typeOf(r.getType()) : "";
   auto operand = [&](unsigned i) { return use(op->getOperand(i)); };
+  // A copy of an aggregate with one member replaced.
+  auto insert = [&](Value aggregate, const std::string &index, Value member) {
+    std::string name = declare(r);
+    line() << T << " " << name << " = " << use(aggregate) << ";\n";
+    line() << name << ".e[" << index << "] = " << use(member) << ";\n";
+    return true;
+  };
   return llvm::TypeSwitch<Operation *, bool>(op)
       .Case([&](LLVM::GEPOp gep) {
         if (gep.getIndices().size() != 1)
@@ -839,16 +823,10 @@ bool KernelPrinter::printLLVM(Operation *op) {
       .Case([&](LLVM::InsertValueOp e) {
         if (e.getPosition().size() != 1)
           return fail(op, "a nested insertvalue");
-        std::string name = declare(r);
-        line() << T << " " << name << " = " << use(e.getContainer()) << ";\n";
-        line() << name << ".e[" << e.getPosition()[0] << "] = " << use(e.getValue()) << ";\n";
-        return true;
+        return insert(e.getContainer(), std::to_string(e.getPosition()[0]), e.getValue());
       })
       .Case([&](LLVM::InsertElementOp e) {
-        std::string name = declare(r);
-        line() << T << " " << name << " = " << use(e.getVector()) << ";\n";
-        line() << name << ".e[" << use(e.getPosition()) << "] = " << use(e.getValue()) << ";\n";
-        return true;
+        return insert(e.getVector(), use(e.getPosition()), e.getValue());
       })
       .Case([&](LLVM::ExtractElementOp e) {
         assign(r, use(e.getVector()) + ".e[" + use(e.getPosition()) + "]");
@@ -884,11 +862,6 @@ bool KernelPrinter::printLLVM(Operation *op) {
       })
       .Case([&](LLVM::InlineAsmOp a) { return printInlineAsm(a); })
       .Case([&](LLVM::CallIntrinsicOp c) { return printIntrinsic(c); })
-      .Case([&](LLVM::ReturnOp) {
-        if (op->getNextNode() || op->getBlock()->getParentOp() != func)
-          line() << "return;\n";
-        return true;
-      })
       .Default([&](Operation *) { return fail(op, "this llvm op"); });
 }
 
@@ -955,18 +928,15 @@ bool KernelPrinter::printInlineAsm(LLVM::InlineAsmOp a) {
     if (!c.empty() && !c.getAsInteger(10, tiedTo)) {
       if (tiedTo >= numOut)
         return fail(op, "an inline asm input tied to no output");
-      if (inPlace) { // the member is already in its register
-        readWrite[tiedTo] = true;
-        renumber[numOut + i] = tiedTo;
-        continue;
-      }
-      // An undefined input leaves the output write-only: no move to place
-      // between a wgmma.fence and the product that overwrites it.
-      if (!isa_and_nonnull<LLVM::UndefOp, LLVM::PoisonOp>(v.getDefiningOp())) {
-        line() << output(tiedTo) << " = " << use(v) << ";\n";
-        readWrite[tiedTo] = true;
-      }
       renumber[numOut + i] = tiedTo;
+      // In place, the member is already in its register; an undefined
+      // input leaves the output write-only (no move to place between a
+      // wgmma.fence and the product that overwrites it).
+      if (!inPlace && isUndefined(v))
+        continue;
+      if (!inPlace)
+        line() << output(tiedTo) << " = " << use(v) << ";\n";
+      readWrite[tiedTo] = true;
       continue;
     }
     if (c != constraintOf(v.getType()))
@@ -1131,9 +1101,8 @@ bool KernelPrinter::print(std::string &error) {
   }
   os << ") {\n";
   planInPlaceUpdates();
-  for (Operation &op : entry)
-    if (!printOp(&op))
-      return false;
+  if (!printBlock(entry))
+    return false;
   os << "}\n";
   return true;
 }

@@ -112,6 +112,11 @@ private:
 /// The C++ name of shared global `symbol` (no reserved leading `__`).
 inline std::string sharedArrayName(llvm::StringRef symbol) { return symbol.ltrim('_').str(); }
 
+/// An llvm.mlir.undef or poison: any value will do.
+inline bool isUndefined(mlir::Value v) {
+  return mlir::isa_and_nonnull<mlir::LLVM::UndefOp, mlir::LLVM::PoisonOp>(v.getDefiningOp());
+}
+
 /// `v` as a C literal of type `t` (ints, floats, splat vectors).
 std::string literal(mlir::Attribute value, mlir::Type t);
 

@@ -62,24 +62,15 @@ CudaKernelParams kiln::cudaKernelParams(const KernelManifest &k) {
 
 namespace {
 
+/// The CUtensorMapDataType enumerator of tensorMapDataType's value.
 const char *tensorMapType(DType t) {
-  switch (t) {
-  case DType::I8:
-    return "CU_TENSOR_MAP_DATA_TYPE_UINT8";
-  case DType::I32:
-    return "CU_TENSOR_MAP_DATA_TYPE_INT32";
-  case DType::I64:
-    return "CU_TENSOR_MAP_DATA_TYPE_INT64";
-  case DType::F16:
-    return "CU_TENSOR_MAP_DATA_TYPE_FLOAT16";
-  case DType::F32:
-    return "CU_TENSOR_MAP_DATA_TYPE_FLOAT32";
-  case DType::F64:
-    return "CU_TENSOR_MAP_DATA_TYPE_FLOAT64";
-  case DType::BF16:
-    return "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16";
-  }
-  return "CU_TENSOR_MAP_DATA_TYPE_UINT8";
+  static const char *kNames[] = {
+      "CU_TENSOR_MAP_DATA_TYPE_UINT8",   "CU_TENSOR_MAP_DATA_TYPE_UINT16",
+      "CU_TENSOR_MAP_DATA_TYPE_UINT32",  "CU_TENSOR_MAP_DATA_TYPE_INT32",
+      "CU_TENSOR_MAP_DATA_TYPE_UINT64",  "CU_TENSOR_MAP_DATA_TYPE_INT64",
+      "CU_TENSOR_MAP_DATA_TYPE_FLOAT16", "CU_TENSOR_MAP_DATA_TYPE_FLOAT32",
+      "CU_TENSOR_MAP_DATA_TYPE_FLOAT64", "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16"};
+  return kNames[tensorMapDataType(t)];
 }
 
 /// A shape as text: bf16[B, 1, H, 128].
@@ -323,9 +314,8 @@ void HeaderPrinter::print(const std::string &cudaFile, const std::vector<std::st
   std::string ns = cIdentifier(m.entry);
   std::vector<OpPlan::Launch> steps = launches();
   bool overlaps = llvm::any_of(steps, [](const OpPlan::Launch &l) { return l.overlap; });
-  bool tensorMaps = false, persistent = false, divisors = false;
+  bool persistent = false, divisors = false;
   for (size_t i = 0; i < steps.size(); ++i) {
-    tensorMaps |= !kernelOf(i).tensorMaps.empty();
     persistent |= kernelOf(i).persistent != 0;
     divisors |= !kernelOf(i).divisors.empty();
   }
@@ -426,7 +416,6 @@ void HeaderPrinter::print(const std::string &cudaFile, const std::vector<std::st
   for (size_t i = 0; i < steps.size(); ++i)
     printStep(i, steps[i]);
   os << "  return cudaSuccess;\n}\n\n} // namespace " << ns << "\n} // namespace kiln\n";
-  (void)tensorMaps;
 }
 
 } // namespace

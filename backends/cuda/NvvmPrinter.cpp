@@ -51,27 +51,17 @@ bool KernelPrinter::printNvvm(Operation *op) {
     helpers.use(name, voidHelper(name, "", ptx, ""));
     return call(name, {});
   };
+  // A special register CUDA names (an unsigned int; the IR's is an i32).
+  auto special = [&](const char *name) {
+    assign(r, std::string("(int32_t)") + name);
+    return true;
+  };
   return llvm::TypeSwitch<Operation *, bool>(op)
-      .Case([&](NVVM::ThreadIdXOp) {
-        assign(r, "(int32_t)threadIdx.x");
-        return true;
-      })
-      .Case([&](NVVM::BlockIdXOp) {
-        assign(r, "(int32_t)blockIdx.x");
-        return true;
-      })
-      .Case([&](NVVM::BlockIdYOp) {
-        assign(r, "(int32_t)blockIdx.y");
-        return true;
-      })
-      .Case([&](NVVM::BlockIdZOp) {
-        assign(r, "(int32_t)blockIdx.z");
-        return true;
-      })
-      .Case([&](NVVM::GridDimXOp) {
-        assign(r, "(int32_t)gridDim.x");
-        return true;
-      })
+      .Case([&](NVVM::ThreadIdXOp) { return special("threadIdx.x"); })
+      .Case([&](NVVM::BlockIdXOp) { return special("blockIdx.x"); })
+      .Case([&](NVVM::BlockIdYOp) { return special("blockIdx.y"); })
+      .Case([&](NVVM::BlockIdZOp) { return special("blockIdx.z"); })
+      .Case([&](NVVM::GridDimXOp) { return special("gridDim.x"); })
       .Case([&](NVVM::Barrier0Op) {
         line() << "__syncthreads();\n";
         return true;
@@ -278,7 +268,7 @@ bool KernelPrinter::printNvvm(Operation *op) {
         if (updatesInPlace(accIn, op)) {
           result = nameOf(accIn);
           alias(r, result);
-        } else if (isa_and_nonnull<LLVM::UndefOp, LLVM::PoisonOp>(accIn.getDefiningOp())) {
+        } else if (isUndefined(accIn)) {
           result = declare(r);
           line() << typeOf(r.getType()) << " " << result << ";\n";
         } else {

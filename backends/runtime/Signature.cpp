@@ -22,6 +22,28 @@ size_t kiln::dtypeBytes(DType t) {
   return 0;
 }
 
+/// CUtensorMapDataType of an element type. A copy moves bits, so 8-bit
+/// integers travel as UINT8 whatever their sign.
+int kiln::tensorMapDataType(DType t) {
+  switch (t) {
+  case DType::I8:
+    return 0; // UINT8
+  case DType::I32:
+    return 3; // INT32
+  case DType::I64:
+    return 5; // INT64
+  case DType::F16:
+    return 6; // FLOAT16
+  case DType::F32:
+    return 7; // FLOAT32
+  case DType::F64:
+    return 8; // FLOAT64
+  case DType::BF16:
+    return 9; // BFLOAT16
+  }
+  return 7;
+}
+
 const char *kiln::cudaTypeName(DType t) {
   switch (t) {
   case DType::F32:

@@ -19,6 +19,9 @@ size_t dtypeBytes(DType t);
 const char *dtypeName(DType t);
 /// The CUDA C++ type of an element: float, __nv_bfloat16, int32_t, ...
 const char *cudaTypeName(DType t);
+/// The CUtensorMapDataType value a TMA copy of these elements uses (the
+/// runtime's encoding and the generated launcher header's agree on it).
+int tensorMapDataType(DType t);
 
 struct ParamInfo {
   std::string name;

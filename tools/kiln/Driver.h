@@ -49,6 +49,9 @@ enum class GpuEmitter { Ptx, Cuda };
 /// and its manifest.
 struct GpuBuild {
   std::string ptx, cuda, cubin;
+  /// A CUDA build's first comment line: what it was generated from (the
+  /// launcher header starts with it too).
+  std::string origin;
   PtxasReport report;
   KernelManifest manifest;
   /// Per kernel entry: the layout conversions its lowering placed.
