@@ -4,7 +4,8 @@ One process, one GPU: measures the device-to-device copy bandwidth, then for
 each shape times FLA and every Kiln kernel given, two ways: CUDA-graph replay
 (median, triton.testing.do_bench_cudagraph) and one call after an L2 flush
 (median, triton.testing.do_bench, which clears a 256 MB buffer before each
-call). Bytes counted: the state read and written, plus q, k, v, o and gates.
+call). Bytes counted: the state read and written (in the kernel's STATE
+dtype: f32, bf16 or f16; FLA's is f32), plus q, k, v, o and gates.
 Also checks that ours and FLA agree on every shape (the golden check is
 kiln-gpu's). FLA is imported from the path in $FLA_PATH (fetched and carried,
 never committed).
@@ -26,6 +27,12 @@ sys.path.insert(0, os.environ.get("FLA_PATH", ".peer"))
 from fla.ops.gated_delta_rule import fused_recurrent_gated_delta_rule  # noqa: E402
 
 K = V = 128
+STATE_DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
+
+
+def state_dtype(kern):
+    """The torch dtype of a kernel's state (its STATE dtype param)."""
+    return STATE_DTYPES[kern.manifest["consts"].get("STATE", "f32")]
 
 
 @triton.jit
@@ -83,8 +90,11 @@ def main():
         for B in [int(x) for x in args.batches.split(",")]:
             q, k, v, a, b, A_log, dt_bias, state0 = make_inputs(B, H, HV, seed=B * 100 + HV)
             slots = torch.arange(B, device="cuda", dtype=torch.int32)
-            bytes_moved = 2 * state0.numel() * 4 + (q.numel() + k.numel() + 2 * v.numel()
-                                                     + a.numel() + b.numel()) * 2
+            io_bytes = (q.numel() + k.numel() + 2 * v.numel() + a.numel() + b.numel()) * 2
+            bytes_moved = 2 * state0.numel() * 4 + io_bytes
+
+            def kernel_bytes(kern):
+                return 2 * state0.numel() * state_dtype(kern).itemsize + io_bytes
 
             def fla():
                 return fused_recurrent_gated_delta_rule(
@@ -104,14 +114,14 @@ def main():
                 row["fla_error"] = str(e).splitlines()[0][:120]
                 o_ref = s_ref = None
             for kern in kernels:
-                state = state0.clone()
+                state = state0.to(state_dtype(kern))  # a copy, rounded once where 16-bit
                 o = torch.full_like(v, float("nan"))
                 kern(q, k, v, a, b, A_log, dt_bias, slots, state, o, scale)
                 torch.cuda.synchronize()
                 tag = kern.tag
                 if o_ref is not None:
                     row[f"{tag}_vs_fla_o"] = ((o.float() - o_ref.float()).norm() / o_ref.float().norm()).item()
-                    row[f"{tag}_vs_fla_state"] = ((state - s_ref).norm() / s_ref.norm()).item()
+                    row[f"{tag}_vs_fla_state"] = ((state.float() - s_ref).norm() / s_ref.norm()).item()
                 assert not torch.isnan(o).any(), f"{tag}: NaN in o at B={B}"
                 call = lambda: kern(q, k, v, a, b, A_log, dt_bias, slots, state, o, scale)  # noqa: E731
                 row[f"{tag}_graph_us"] = 1e3 * triton.testing.do_bench_cudagraph(call, rep=100, return_mode="median")
@@ -124,8 +134,9 @@ def main():
                 tag = kern.tag
                 t = row[f"{tag}_graph_us"]
                 ratio = row["fla_graph_us"] / t if "fla_graph_us" in row else float("nan")
-                line += (f" | {tag} {t:8.2f} us {bytes_moved / t / 1e6:5.2f} TB/s "
-                         f"{100 * bytes_moved / t / 1e6 / (bw / 1e12):3.0f}% x{ratio:4.2f}"
+                kb = kernel_bytes(kern)
+                line += (f" | {tag} {t:8.2f} us {kb / t / 1e6:5.2f} TB/s "
+                         f"{100 * kb / t / 1e6 / (bw / 1e12):3.0f}% x{ratio:4.2f}"
                          f" (flush {row[f'{tag}_flush_us']:.2f})")
             print(line, flush=True)
     if args.json:

@@ -19,11 +19,19 @@ done
 for m in "$SMALL"/*.json; do
   for d in B=1,H=4,HV=8 B=3,H=16,HV=32 B=7,H=2,HV=2; do check "$m" --dims $d --skip 0.3; done
 done
+MTP=${MTP:-.kiln-out/mtp}
+for m in "$MTP"/*.json; do
+  [ -f "$m" ] || continue
+  for d in B=1,T=1,H=4,HV=8 B=7,T=4,H=2,HV=8 B=3,T=8,H=16,HV=32; do check "$m" --dims $d --skip 0.3 --seed 7; done
+  check "$m" --dims B=5,T=3,H=4,HV=8 --saturate-gates
+  check "$m" --dims B=64,T=4,H=16,HV=32 --seed 64
+done
 echo "golden checks: $(grep -c '^PASS' "$OUT/golden.log") passed, $fails failed"
 # One schedule of each kind: plain vectorised loads, and the TMA ring with
 # warp roles (synccheck too: mbarriers and named barriers).
-for k in sm_90a_bv8 sm_90a_tma sm_90a_tma_ring; do
-  m="$KERNELS/$k.json"; [ -f "$m" ] || continue
+for m in "$KERNELS/sm_90a_bv8.json" "$KERNELS/sm_90a_tma.json" "$KERNELS/sm_90a_tma_ring.json" \
+         "$KERNELS/sm_90a_bf16.json" "$MTP/mtp_states_sm_90a_bf16.json"; do
+  [ -f "$m" ] || continue; k=$(basename "$m" .json)
   for tool in memcheck racecheck synccheck; do
     compute-sanitizer --tool $tool --error-exitcode 9 "$RUN" run "$m" --dims B=7,H=4,HV=8 --skip 0.3 >"$OUT/$tool-$k.log" 2>&1
     echo "$tool $k rc $? ($(grep -E -c 'ERROR SUMMARY: 0|0 hazards|RACECHECK SUMMARY: 0' "$OUT/$tool-$k.log") clean summaries)"
@@ -38,3 +46,5 @@ for c in .kiln-out/sm100/*.cubin; do
 done
 python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl 2>/dev/null; export PYTHONPATH=/tmp/site:bench:python
 PYTHONUNBUFFERED=1 FLA_PATH=.peer python3 bench/decode_bench.py "$KERNELS"/*.json --json "$OUT/decode.json" ${BATCHES:+--batches $BATCHES} 2>&1 | tee "$OUT/bench.log"
+ls "$MTP"/*.json >/dev/null 2>&1 &&
+  PYTHONUNBUFFERED=1 FLA_PATH=.peer python3 bench/mtp_bench.py "$MTP"/*.json --decode "$KERNELS"/sm_90a.json "$KERNELS"/sm_90a_bf16.json --json "$OUT/mtp.json" 2>&1 | tee -a "$OUT/bench.log"

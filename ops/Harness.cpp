@@ -16,10 +16,12 @@ static std::vector<OpHarness> &registry() {
 void kiln::registerHarness(OpHarness harness) { registry().push_back(std::move(harness)); }
 
 void registerGdnDecodeHarness();  // ops/gdn/DecodeHarness.cpp
+void registerGdnMtpHarness();     // ops/gdn/MtpHarness.cpp
 void registerGdnPrefillHarness(); // ops/gdn/PrefillHarness.cpp
 
 const OpHarness *kiln::findHarness(const std::string &kernel) {
-  static bool once = (registerGdnDecodeHarness(), registerGdnPrefillHarness(), true);
+  static bool once =
+      (registerGdnDecodeHarness(), registerGdnMtpHarness(), registerGdnPrefillHarness(), true);
   (void)once;
   for (const OpHarness &h : registry())
     if (h.kernel == kernel)
@@ -28,10 +30,13 @@ const OpHarness *kiln::findHarness(const std::string &kernel) {
 }
 
 void OpHarness::completeConfig(RunConfig &cfg, const std::map<std::string, int64_t> &constants,
+                               const std::map<std::string, std::string> &types,
                                bool roundedOperands) const {
   cfg.roundedOperands = roundedOperands;
   for (auto &[k, v] : constants)
     cfg.constants[k] = v;
+  for (auto &[k, v] : types)
+    cfg.types[k] = v;
   for (auto &[k, v] : defaultDims)
     cfg.dims.emplace(k, v);
 }
@@ -105,7 +110,7 @@ bool kiln::parseRunOption(int argc, char **argv, int &i, RunConfig &cfg, std::st
 
 std::string kiln::describeShape(const RunConfig &cfg) {
   std::string out;
-  for (const char *name : {"B", "H", "HV"})
+  for (const char *name : {"B", "T", "H", "HV"}) // T: multi-token decode's tokens a request
     if (cfg.dims.count(name))
       out += (out.empty() ? "" : " ") + std::string(name) + "=" + std::to_string(cfg.dims.at(name));
   if (!cfg.seqLens.empty()) {

@@ -20,6 +20,7 @@ namespace kiln {
 struct RunConfig {
   std::map<std::string, int64_t> dims;      // runtime dims, e.g. B, H, HV
   std::map<std::string, int64_t> constants; // the op's consts as compiled (K, V, ...)
+  std::map<std::string, std::string> types; // its dtype consts and params (STATE: "bf16")
   uint64_t seed = 1;
   bool saturateGates = false;   // |a|, |b| ~ 30
   bool slowGates = false;       // a ~ N(-8, 1): heads that remember thousands of tokens
@@ -59,7 +60,7 @@ struct OpHarness {
   /// matrix products round their operands (roundsMatrixOperands, or the
   /// manifest's `rounded_operands`).
   void completeConfig(RunConfig &cfg, const std::map<std::string, int64_t> &constants,
-                      bool roundedOperands) const;
+                      const std::map<std::string, std::string> &types, bool roundedOperands) const;
 };
 
 const OpHarness *findHarness(const std::string &kernel);

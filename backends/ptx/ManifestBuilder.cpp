@@ -40,9 +40,12 @@ bool kiln::buildManifest(tile::KernelOp kernel, KernelManifest &m, std::string &
     // ring's swizzle depends on thread layouts, not chosen yet here.
   }
   if (auto consts = kernel->getAttrOfType<DictionaryAttr>("tile.consts"))
-    for (NamedAttribute c : consts)
+    for (NamedAttribute c : consts) {
       if (auto i = dyn_cast<IntegerAttr>(c.getValue()))
         m.consts[c.getName().str()] = i.getInt();
+      else if (auto type = dyn_cast<StringAttr>(c.getValue()))
+        m.types[c.getName().str()] = type.str();
+    }
   if (schedule)
     for (NamedAttribute p : schedule.getParams())
       if (auto i = dyn_cast<IntegerAttr>(p.getValue()))

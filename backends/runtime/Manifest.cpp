@@ -35,6 +35,8 @@ Value KernelManifest::toJson() const {
   Value consts = Value::obj();
   for (auto &[k, c] : this->consts)
     consts.set(k, Value::num(c));
+  for (auto &[k, t] : types)
+    consts.set(k, Value::str(t));
   v.set("consts", consts);
   Value res = Value::obj();
   res.set("registers", Value::num(registers));
@@ -135,8 +137,12 @@ bool KernelManifest::fromJson(const Value &v, KernelManifest &m, std::string &er
     m.divisors = f->array;
   }
   if ((f = v.get("consts")) && f->kind == Value::Object)
-    for (auto &[k, c] : f->object)
-      m.consts[k] = c.asInt();
+    for (auto &[k, c] : f->object) {
+      if (c.kind == Value::String)
+        m.types[k] = c.string;
+      else
+        m.consts[k] = c.asInt();
+    }
   if ((f = v.get("resources")) && f->kind == Value::Object) {
     const Value *g;
     if ((g = f->get("registers")))

@@ -54,6 +54,7 @@ struct KernelManifest {
   std::vector<json::Value> divisors;
   KernelSignature signature;
   std::map<std::string, int64_t> consts;
+  std::map<std::string, std::string> types; // dtype consts and params, e.g. STATE: "bf16"
   /// ptxas's report, when a cubin was made.
   int64_t registers = -1, staticSharedBytes = -1, spillBytes = -1;
   /// An op of several kernels (`entry` and `signature` are then the op's):

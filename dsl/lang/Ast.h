@@ -89,14 +89,15 @@ struct GridAxis {
 
 struct Const {
   SrcPos pos;
-  std::string name, type; // int, bool or float
+  std::string name, type; // int, bool, float or dtype (an element type: `const S: dtype = f32;`)
   ExprP value;
 };
 
 struct SchedParam {
   SrcPos pos;
   std::string name;
-  ExprP fallback; // `param X: int = 2;`: the value when the schedule sets none
+  std::string type; // int, or dtype: an element type the schedule picks (`STATE: bf16`)
+  ExprP fallback;   // `param X: int = 2;`: the value when the schedule sets none
 };
 
 struct Function {

@@ -158,6 +158,8 @@ private:
   bool failed = false;
   std::map<std::string, SVal> constants;              // const and param values
   std::map<std::string, std::string> constantOrigins; // where an outside value came from
+  std::map<std::string, std::string> typeNames;       // dtype consts and params: the type named
+  std::vector<std::string> typeParams;                // the dtype params, in declaration order
   std::vector<Scope> scopes;
   size_t scopeBase = 0; // functions see only scopes from here on
   std::set<std::string> usedIds;
@@ -180,6 +182,9 @@ private:
   /// f32, or f64 in the float64 reference.
   Type f32Type() { return options.promoteFloats ? b.getF64Type() : b.getF32Type(); }
   Type dtype(const std::string &name) {
+    auto named = typeNames.find(name); // a dtype const or param
+    if (named != typeNames.end())
+      return dtype(named->second);
     if (options.promoteFloats && (name == "f32" || name == "bf16" || name == "f16"))
       return b.getF64Type();
     if (name == "f32")
@@ -409,6 +414,8 @@ private:
   void collectAssigns(const StmtList &block, std::vector<std::pair<std::string, SrcPos>> &out);
 
   bool evalConstants(const Program &prog);
+  /// Binds a dtype const or param to the element type `value` names.
+  bool evalDtype(const std::string &name, const Expr &value);
   bool emitKernel(const Kernel &k, ModuleOp module);
   bool emitOp(const OpDecl &o, ModuleOp module);
   /// Types and attributes of a kernel's or op's arguments: its runtime dims
@@ -1500,6 +1507,30 @@ bool Emitter::emitIf(const Stmt &s) {
   return true;
 }
 
+/// The element type an outside value names (`-D STATE=bf16`, a schedule's
+/// `STATE: bf16`), or an error at its origin.
+static bool externalDtype(const ExternalValue &v, const std::string &name, std::string &out,
+                          llvm::raw_ostream &errs) {
+  static const char *kNames[] = {"f32", "bf16", "f16", "f64", "i8", "i32", "i64"};
+  if (llvm::is_contained(kNames, llvm::StringRef(v.symbol))) {
+    out = v.symbol;
+    return true;
+  }
+  errs << v.origin << ": error: '" << name
+       << "' is an element type; give one of f32, bf16, f16, f64, i8, i32, i64\n";
+  return false;
+}
+
+bool Emitter::evalDtype(const std::string &name, const Expr &value) {
+  if (value.kind != Expr::Name || !dtype(value.name))
+    return error(value.pos, "'" + name +
+                                "' is an element type; give one of f32, bf16, f16, f64, i8, "
+                                "i32, i64"),
+           false;
+  typeNames[name] = typeNames.count(value.name) ? typeNames[value.name] : value.name;
+  return true;
+}
+
 bool Emitter::evalConstants(const Program &prog) {
   std::set<std::string> declared;
   for (const Const &c : prog.consts) {
@@ -1507,8 +1538,25 @@ bool Emitter::evalConstants(const Program &prog) {
       return error(c.pos, "'" + c.name + "' is declared twice"), false;
     declared.insert(c.name);
     auto over = options.constants.find(c.name);
+    if (c.type == "dtype") {
+      if (over == options.constants.end()) {
+        if (!evalDtype(c.name, *c.value))
+          return false;
+      } else if (!externalDtype(over->second, c.name, typeNames[c.name], errs)) {
+        return failed = true, false;
+      } else {
+        constantOrigins[c.name] = over->second.origin;
+      }
+      continue;
+    }
     SVal v;
     if (over != options.constants.end()) {
+      if (!over->second.symbol.empty()) {
+        errs << over->second.origin << ": error: '" << c.name << "' is " << c.type
+             << ", not an element type\n";
+        failed = true;
+        return false;
+      }
       if (c.type == "bool") {
         if (over->second.value != 0 && over->second.value != 1) {
           errs << over->second.origin << ": error: '" << c.name << "' is a bool; give 0 or 1\n";
@@ -1538,8 +1586,16 @@ bool Emitter::evalConstants(const Program &prog) {
     }
     constants[c.name] = v;
   }
+  // -D also sets a dtype param with a default that the schedule leaves
+  // unset (`-D STATE=bf16` with any schedule of an op whose state type is a
+  // param). Integer params stay the schedule's: its params attribute and the
+  // manifest record them.
+  std::set<std::string> defaulted;
+  for (const SchedParam &p : prog.schedParams)
+    if (p.fallback && p.type == "dtype")
+      defaulted.insert(p.name);
   for (auto &[name, value] : options.constants)
-    if (!declared.count(name)) {
+    if (!declared.count(name) && !defaulted.count(name)) {
       errs << value.origin << ": error: the source declares no constant '" << name << "'\n";
       failed = true;
       return false;
@@ -1549,8 +1605,39 @@ bool Emitter::evalConstants(const Program &prog) {
     if (declared.count(p.name) || params.count(p.name))
       return error(p.pos, "'" + p.name + "' is declared twice"), false;
     params.insert(p.name);
+    // The value from outside: the schedule's, or -D's where it sets none.
+    const ExternalValue *set = nullptr;
     auto it = options.scheduleParams.find(p.name);
-    if (it == options.scheduleParams.end() && p.fallback) {
+    if (it != options.scheduleParams.end())
+      set = &it->second;
+    auto given = options.constants.find(p.name);
+    if (given != options.constants.end() && defaulted.count(p.name)) {
+      if (set) {
+        errs << given->second.origin << ": error: '" << p.name << "' is set by the schedule ("
+             << set->origin << "); -D sets only consts and params a schedule leaves out\n";
+        failed = true;
+        return false;
+      }
+      set = &given->second;
+    }
+    if (p.type == "dtype") {
+      if (set) {
+        if (!externalDtype(*set, p.name, typeNames[p.name], errs))
+          return failed = true, false;
+        constantOrigins[p.name] = set->origin;
+        typeParams.push_back(p.name);
+        continue;
+      }
+      if (!p.fallback)
+        return error(p.pos, "schedule parameter '" + p.name +
+                                "' is not set by the schedule (add it under params:)"),
+               false;
+      if (!evalDtype(p.name, *p.fallback))
+        return false;
+      typeParams.push_back(p.name);
+      continue;
+    }
+    if (!set && p.fallback) {
       SVal value = eval(*p.fallback);
       if (!value.ok())
         return false;
@@ -1561,15 +1648,15 @@ bool Emitter::evalConstants(const Program &prog) {
       constants[p.name] = value;
       continue;
     }
-    if (it == options.scheduleParams.end())
+    if (!set)
       return error(p.pos, "schedule parameter '" + p.name +
                               "' is not set by the schedule (add it under params:)"),
              false;
-    SVal value = SVal::ofInt(it->second.value);
-    if (!it->second.symbol.empty()) {
-      auto c = constants.find(it->second.symbol);
+    SVal value = SVal::ofInt(set->value);
+    if (!set->symbol.empty()) {
+      auto c = constants.find(set->symbol);
       if (c == constants.end() || c->second.kind != SVal::Int) {
-        errs << it->second.origin << ": error: '" << it->second.symbol
+        errs << set->origin << ": error: '" << set->symbol
              << "' is not an integer constant of the op\n";
         failed = true;
         return false;
@@ -1577,7 +1664,7 @@ bool Emitter::evalConstants(const Program &prog) {
       value = c->second;
     }
     constants[p.name] = value;
-    constantOrigins[p.name] = it->second.origin;
+    constantOrigins[p.name] = set->origin;
   }
   for (auto &[name, value] : options.scheduleParams)
     if (!params.count(name)) {
@@ -1711,10 +1798,18 @@ Type Emitter::paramType(const Param &p) {
 DictionaryAttr Emitter::constsAttr() {
   SmallVector<NamedAttribute> consts;
   for (const Const &c : program->consts) {
+    if (c.type == "dtype") {
+      consts.push_back(b.getNamedAttr(c.name, b.getStringAttr(typeNames[c.name])));
+      continue;
+    }
     const SVal &v = constants[c.name];
     if (v.kind == SVal::Int || v.kind == SVal::Bool)
       consts.push_back(b.getNamedAttr(c.name, b.getI64IntegerAttr(v.i)));
   }
+  // A dtype param is no integer for the schedule's params attribute: it
+  // travels here, so harnesses and the manifest see the type chosen.
+  for (const std::string &p : typeParams)
+    consts.push_back(b.getNamedAttr(p, b.getStringAttr(typeNames[p])));
   return b.getDictionaryAttr(consts);
 }
 

@@ -131,8 +131,8 @@ public:
         c.pos = next().pos;
         if (!ident(c.name, "constant name") || !expect(":") || !ident(c.type, "type"))
           return std::nullopt;
-        if (c.type != "int" && c.type != "bool" && c.type != "float")
-          return fail(prev().pos, "constants are int, bool or float, not '" + c.type + "'");
+        if (c.type != "int" && c.type != "bool" && c.type != "float" && c.type != "dtype")
+          return fail(prev().pos, "constants are int, bool, float or dtype, not '" + c.type + "'");
         if (!expect("=") || !(c.value = expr()) || !expect(";"))
           return std::nullopt;
         p.consts.push_back(std::move(c));
@@ -142,8 +142,9 @@ public:
         std::string type;
         if (!ident(s.name, "parameter name") || !expect(":") || !ident(type, "type"))
           return std::nullopt;
-        if (type != "int")
-          return fail(prev().pos, "schedule parameters are int, not '" + type + "'");
+        if (type != "int" && type != "dtype")
+          return fail(prev().pos, "schedule parameters are int or dtype, not '" + type + "'");
+        s.type = type;
         if (isPunct("=")) {
           next();
           if (!(s.fallback = expr()))

@@ -179,6 +179,8 @@ bool kiln::applySchedule(const Schedule &s, KernelOp kernel, llvm::raw_ostream &
   auto consts = kernel->getAttrOfType<DictionaryAttr>("tile.consts");
   for (auto &[name, v] : s.params) {
     int64_t value = v.value;
+    if (consts && consts.getAs<StringAttr>(name))
+      continue; // a dtype param: tile.consts carries the type it names
     if (!v.symbol.empty() && consts)
       if (auto c = consts.getAs<IntegerAttr>(v.symbol))
         value = c.getInt();

@@ -8,6 +8,7 @@
 #include "ops/Harness.h"
 #include "ops/gdn/Golden.h"
 #include "ops/gdn/Inputs.h"
+#include "ops/gdn/State.h"
 
 #include <algorithm>
 #include <cmath>
@@ -30,7 +31,6 @@ bool runDecode(const RunConfig &cfg, const Launcher &launch, std::vector<CheckRe
   }
   const int64_t N = cfg.dims.count("N") ? cfg.dims.at("N") : B + 2; // pool larger than the batch
   std::mt19937_64 rng(cfg.seed);
-  std::normal_distribution<double> normal(0.0, 1.0);
   gdn::Inputs in = gdn::randomInputs(rng, B, H, HV, K, V, l2, cfg);
   std::vector<uint16_t> &q = in.q, &k = in.k, &v = in.v, &a = in.a, &b = in.b;
   std::vector<float> &A_log = in.A_log, &dt_bias = in.dt_bias;
@@ -44,10 +44,13 @@ bool runDecode(const RunConfig &cfg, const Launcher &launch, std::vector<CheckRe
   int64_t skips = std::llround(cfg.skipFraction * B);
   for (int64_t n = 0; n < skips; ++n)
     slots[(n * 7 + 3) % B] = -1;
-  std::vector<float> state(N * HV * V * K);
-  for (float &s : state)
-    s = normal(rng);
-  const std::vector<float> stateBefore = state;
+  gdn::StateTensor state;
+  if (!gdn::StateTensor::forConfig(cfg, state, error))
+    return false;
+  const int64_t row = HV * V * K; // one pool slot
+  state.resize(N * row);
+  state.fillNormal(rng, 0, N * row);
+  const gdn::StateTensor stateBefore = state;
   std::vector<uint16_t> o(B * HV * V, 0x7fc0); // poisoned: NaN until written
   const double scale = 1.0 / std::sqrt((double)K);
 
@@ -59,7 +62,7 @@ bool runDecode(const RunConfig &cfg, const Launcher &launch, std::vector<CheckRe
                                 ArgValue::tensor(A_log.data(), {HV}, DType::F32),
                                 ArgValue::tensor(dt_bias.data(), {HV}, DType::F32),
                                 ArgValue::tensor(slots.data(), {B}, DType::I32),
-                                ArgValue::tensor(state.data(), {N, HV, V, K}, DType::F32),
+                                ArgValue::tensor(state.data(), {N, HV, V, K}, state.dtype()),
                                 ArgValue::tensor(o.data(), {B, 1, HV, V}, DType::BF16),
                                 ArgValue::number(scale)};
   if (!launch(args, error))
@@ -81,9 +84,10 @@ bool runDecode(const RunConfig &cfg, const Launcher &launch, std::vector<CheckRe
     return out;
   };
   std::vector<double> refState, refO;
-  for (int64_t n : active)
-    refState.insert(refState.end(), stateBefore.begin() + slots[n] * HV * V * K,
-                    stateBefore.begin() + (slots[n] + 1) * HV * V * K);
+  for (int64_t n : active) {
+    std::vector<double> s = stateBefore.values(slots[n] * row, (slots[n] + 1) * row);
+    refState.insert(refState.end(), s.begin(), s.end());
+  }
   std::vector<uint16_t> gq = gather(q, H * K), gk = gather(k, H * K), gv = gather(v, HV * V),
                         ga = gather(a, HV), gb = gather(b, HV);
   gdn::recurrence(p, gq.data(), gk.data(), gv.data(), ga.data(), gb.data(), A_log.data(),
@@ -99,12 +103,14 @@ bool runDecode(const RunConfig &cfg, const Launcher &launch, std::vector<CheckRe
 
   std::vector<double> gotS, wantS;
   for (size_t j = 0; j < active.size(); ++j) {
-    int64_t row = slots[active[j]];
-    gotS.insert(gotS.end(), state.begin() + row * HV * V * K,
-                state.begin() + (row + 1) * HV * V * K);
+    int64_t slot = slots[active[j]];
+    std::vector<double> s = state.values(slot * row, (slot + 1) * row);
+    gotS.insert(gotS.end(), s.begin(), s.end());
   }
-  wantS = refState;
-  checks.push_back(compare("state", gotS, wantS, 1e-4));
+  // The kernel rounds the state once, as it stores it: so does the golden.
+  for (double x : refState)
+    wantS.push_back(state.round(x));
+  checks.push_back(compare("state", gotS, wantS, state.tolerance(1e-4)));
 
   // Rows no active request owns must be bit-identical to before.
   std::vector<bool> owned(N, false);
@@ -114,8 +120,9 @@ bool runDecode(const RunConfig &cfg, const Launcher &launch, std::vector<CheckRe
   untouched.what = "untouched slots";
   untouched.tolerance = 0.5; // a count of changed rows; must be 0
   for (int64_t r = 0; r < N; ++r)
-    if (!owned[r] &&
-        std::memcmp(&state[r * HV * V * K], &stateBefore[r * HV * V * K], HV * V * K * 4))
+    if (!owned[r] && std::memcmp((const char *)state.data() + r * row * state.elementBytes(),
+                                 (const char *)stateBefore.data() + r * row * state.elementBytes(),
+                                 row * state.elementBytes()))
       untouched.relError += 1;
   checks.push_back(untouched);
   return true;

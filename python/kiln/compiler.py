@@ -16,13 +16,23 @@ from .errors import CompileError, KilnError
 from .kernel import load
 
 
+ELEMENT_TYPES = ("f32", "bf16", "f16", "f64", "i8", "i32", "i64")
+
+
 def check_consts(consts):
-    """{name: int} from the consts given, checked (kiln's -D takes integers;
-    True and False are 1 and 0, for flags like USE_QK_L2NORM)."""
+    """{name: int or element type} from the consts given, checked (kiln's -D
+    takes integers, True and False being 1 and 0 for flags like
+    USE_QK_L2NORM, and element type names for dtype consts)."""
     out = {}
     for name, value in (consts or {}).items():
         if not isinstance(name, str) or not name.isidentifier():
             raise TypeError(f"const name {name!r} is not an identifier")
+        if isinstance(value, str):
+            if value not in ELEMENT_TYPES:
+                raise TypeError(f"const {name} must be an integer or one of "
+                                f"{', '.join(ELEMENT_TYPES)}, got {value!r}")
+            out[name] = value
+            continue
         try:
             out[name] = operator.index(value)
         except TypeError:

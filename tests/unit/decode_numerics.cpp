@@ -12,25 +12,29 @@ using namespace kiln;
 using namespace kiln::test;
 
 static std::vector<std::string> decodeSchedules() { return gdnSchedules("decode_"); }
+static std::vector<std::string> mtpSchedules() { return gdnSchedules("mtp_"); }
 
 static void checkDecode(const std::string &schedule, int64_t B, int64_t H, int64_t HV, int64_t K,
-                        int64_t V, bool l2, bool saturate, double skip, uint64_t seed) {
+                        int64_t V, bool l2, bool saturate, double skip, uint64_t seed,
+                        int64_t T = 0) {
   std::map<std::string, lang::ExternalValue> consts = gdnConsts(K, V, l2);
   RunConfig cfg;
   cfg.dims = {{"B", B}, {"H", H}, {"HV", HV}};
+  if (T) // multi-token decode (decode_mtp.tile)
+    cfg.dims["T"] = T;
   cfg.seed = seed;
   cfg.saturateGates = saturate;
   cfg.skipFraction = skip;
   std::vector<CheckResult> checks;
   std::string errors;
   llvm::raw_string_ostream os(errors);
-  bool ran = runOnCpu(std::string(KILN_SOURCE_DIR) + "/ops/gdn/decode.tile", schedule, consts, cfg,
-                      checks, os);
-  INFO(schedule << " B=" << B << " H=" << H << " HV=" << HV << " K=" << K << " V=" << V
-                << " l2=" << l2 << " saturate=" << saturate << "\n"
+  std::string tile = T ? "/ops/gdn/decode_mtp.tile" : "/ops/gdn/decode.tile";
+  bool ran = runOnCpu(std::string(KILN_SOURCE_DIR) + tile, schedule, consts, cfg, checks, os);
+  INFO(schedule << " B=" << B << " T=" << T << " H=" << H << " HV=" << HV << " K=" << K
+                << " V=" << V << " l2=" << l2 << " saturate=" << saturate << "\n"
                 << errors);
   REQUIRE(ran);
-  requireAllPass(checks, 3);
+  requireAllPass(checks, schedule.find("mtp_states") != std::string::npos ? 4 : 3);
 }
 
 TEST_CASE("decode matches the golden reference for every schedule and shape", "[decode]") {
@@ -48,6 +52,18 @@ TEST_CASE("decode survives saturated gates and padding slots", "[decode]") {
   for (const std::string &schedule : decodeSchedules()) {
     checkDecode(schedule, 7, 4, 8, 128, 128, true, true, 0.3, 99);
     checkDecode(schedule, 3, 2, 2, 64, 32, false, true, 0.34, 100);
+  }
+}
+
+TEST_CASE("multi-token decode matches the golden reference for every schedule", "[decode]") {
+  uint64_t seed = 1;
+  for (const std::string &schedule : mtpSchedules()) {
+    for (auto [K, V] : {std::pair<int64_t, int64_t>{128, 128}, {64, 32}})
+      for (auto [H, HV] : {std::pair<int64_t, int64_t>{4, 8}, {2, 2}})
+        for (auto [B, T] : {std::pair<int64_t, int64_t>{1, 1}, {5, 3}})
+          for (bool l2 : {true, false})
+            checkDecode(schedule, B, H, HV, K, V, l2, false, B > 1 ? 0.3 : 0.0, seed++, T);
+    checkDecode(schedule, 4, 4, 8, 128, 128, true, true, 0.3, 99, 8); // saturated gates
   }
 }
 

@@ -80,7 +80,7 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "kiln-gpu: error: no golden harness for kernel '%s'\n", m.entry.c_str());
     return 2;
   }
-  harness->completeConfig(cfg, m.consts, m.roundedOperands);
+  harness->completeConfig(cfg, m.consts, m.types, m.roundedOperands);
   std::vector<double> ms;
   Launcher launch = [&](const std::vector<ArgValue> &args, std::string &err) {
     for (int r = 0; r < repeat; ++r) {

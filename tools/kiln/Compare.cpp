@@ -321,7 +321,7 @@ int kiln::compareSchedules(const CompareOptions &o) {
     std::map<std::string, int64_t> numericDims = checkShapes.empty() ? o.dims : checkShapes[0];
     cfg.seed = o.seed;
     if (harness)
-      harness->completeConfig(cfg, c.constants, roundsMatrixOperands(*c.module));
+      harness->completeConfig(cfg, c.constants, c.types, roundsMatrixOperands(*c.module));
     estimate(sig, kernels, cfg.dims, row);
     const TargetDesc &t = *c.schedule.target;
     if (t.bandwidthBytesPerS > 0)

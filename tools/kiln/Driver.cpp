@@ -177,8 +177,12 @@ bool kiln::compileOp(MLIRContext &context, const std::string &tilePath,
   kernel = keep.front();
   // The consts as compiled (defaults and overrides), for harnesses.
   if (auto vals = kernel->getAttrOfType<DictionaryAttr>("tile.consts"))
-    for (NamedAttribute a : vals)
-      out.constants[a.getName().str()] = cast<IntegerAttr>(a.getValue()).getInt();
+    for (NamedAttribute a : vals) {
+      if (auto type = dyn_cast<StringAttr>(a.getValue()))
+        out.types[a.getName().str()] = type.str();
+      else
+        out.constants[a.getName().str()] = cast<IntegerAttr>(a.getValue()).getInt();
+    }
   return true;
 }
 
@@ -380,7 +384,7 @@ bool kiln::runOnCpu(const std::string &tilePath, const std::string &schedulePath
     return ok;
   };
   if (harness) {
-    harness->completeConfig(config, c.constants, rounded);
+    harness->completeConfig(config, c.constants, c.types, rounded);
     if (!harness->run(config, launch, checks, error)) {
       errs << "kiln: error: " << error << "\n";
       return false;

@@ -22,6 +22,7 @@ struct Compiled {
   mlir::OwningOpRef<mlir::ModuleOp> module;
   Schedule schedule;
   std::map<std::string, int64_t> constants; // every const of the op, as compiled
+  std::map<std::string, std::string> types; // its dtype consts and params (STATE: bf16)
   std::string sourcePath;                   // the .tile file
 };
 

@@ -15,6 +15,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -211,10 +212,16 @@ int parseArgs(int argc, char **argv, Args &a) {
       if (arg != "-D")
         v = arg.substr(2);
       size_t eq = v.find('=');
-      int64_t n;
-      if (eq == std::string::npos || eq == 0 || !parseInt(v.substr(eq + 1), n))
-        return usageError("-D takes NAME=INTEGER, got '" + v + "'", i);
-      a.constants[v.substr(0, eq)] = {n, "", "command line -D " + v};
+      int64_t n = 0;
+      if (eq == std::string::npos || eq == 0)
+        return usageError("-D takes NAME=INTEGER or NAME=TYPE, got '" + v + "'", i);
+      std::string value = v.substr(eq + 1);
+      // A word is an element type for a dtype const (-D STATE=bf16); the
+      // compiler checks it against the const's declaration.
+      bool word = !value.empty() && std::isalpha((unsigned char)value[0]);
+      if (!word && !parseInt(value, n))
+        return usageError("-D takes NAME=INTEGER or NAME=TYPE, got '" + v + "'", i);
+      a.constants[v.substr(0, eq)] = {n, word ? value : "", "command line -D " + v};
     } else if (parseRunOption(argc, argv, i, a.run, runError)) {
       if (!runError.empty())
         return usageError(runError, i);
@@ -427,7 +434,7 @@ int runOnGpuCommand(const Args &a, RunConfig cfg) {
   };
   std::vector<CheckResult> checks;
   if (const OpHarness *harness = harnessFor(build.manifest.entry, a.data)) {
-    harness->completeConfig(cfg, c.constants, build.manifest.roundedOperands);
+    harness->completeConfig(cfg, c.constants, c.types, build.manifest.roundedOperands);
     if (!harness->run(cfg, launch, checks, error)) {
       llvm::errs() << "kiln: error: " << error << "\n";
       return 2;

@@ -24,6 +24,8 @@ for root, tile_of in ((os.path.join(repo, "ops"), None), (os.path.join(repo, "te
                     tile = os.path.join(op_dir, tile_of)
                 elif f.startswith("decode"):
                     tile = os.path.join(op_dir, "decode.tile")
+                elif f.startswith("mtp"):
+                    tile = os.path.join(op_dir, "decode_mtp.tile")
                 elif f.startswith("prefill"):
                     tile = os.path.join(op_dir, "prefill.tile")
                 else:

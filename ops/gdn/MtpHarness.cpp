@@ -1,0 +1,156 @@
+//===- MtpHarness.cpp - random inputs and golden check for MTP decode -----===//
+//
+// Requests n = 0..B-1 each bring T tokens. Request n reads its state from
+// pool slot read_slots[n] and writes the state after its last token to
+// write_slots[n]: the same slot for some requests, an unread slot for
+// others, nowhere (-1) for the rest. Some requests are padding (read slot
+// -1): their outputs are zeros and they write nothing. gdn_decode_mtp_states
+// also stores the state after each token of every request that is not
+// padding.
+//
+//===----------------------------------------------------------------------===//
+#include "ops/Harness.h"
+#include "ops/gdn/Golden.h"
+#include "ops/gdn/Inputs.h"
+#include "ops/gdn/State.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <random>
+
+using namespace kiln;
+
+namespace {
+
+bool runMtp(const RunConfig &cfg, bool keepStates, const Launcher &launch,
+            std::vector<CheckResult> &checks, std::string &error) {
+  const int64_t B = cfg.dims.at("B"), T = cfg.dims.at("T"), H = cfg.dims.at("H"),
+                HV = cfg.dims.at("HV");
+  const int64_t K = cfg.constants.at("K"), V = cfg.constants.at("V");
+  const bool l2 = cfg.constants.count("USE_QK_L2NORM") ? cfg.constants.at("USE_QK_L2NORM") : true;
+  if (HV % H) {
+    error = "HV (" + std::to_string(HV) + ") must be a multiple of H (" + std::to_string(H) + ")";
+    return false;
+  }
+  // Room for a read slot and a separate write slot per request.
+  const int64_t N = cfg.dims.count("N") ? cfg.dims.at("N") : 2 * B + 2;
+  if (N < 2 * B) {
+    error = "the pool needs N >= 2 B slots (N = " + std::to_string(N) + ")";
+    return false;
+  }
+  std::mt19937_64 rng(cfg.seed);
+  gdn::Inputs in = gdn::randomInputs(rng, B * T, H, HV, K, V, l2, cfg); // [B, T, ...]
+  std::vector<int32_t> rows(N);
+  std::iota(rows.begin(), rows.end(), 0);
+  std::shuffle(rows.begin(), rows.end(), rng);
+  std::vector<int32_t> readSlots(B), writeSlots(B);
+  for (int64_t n = 0; n < B; ++n) {
+    readSlots[n] = rows[n];
+    writeSlots[n] = n % 3 == 0 ? rows[n] : n % 3 == 1 ? rows[B + n] : -1;
+  }
+  int64_t skips = std::llround(cfg.skipFraction * B);
+  for (int64_t n = 0; n < skips; ++n)
+    readSlots[(n * 7 + 3) % B] = -1;
+
+  gdn::StateTensor state, inter;
+  if (!gdn::StateTensor::forConfig(cfg, state, error) ||
+      !gdn::StateTensor::forConfig(cfg, inter, error))
+    return false;
+  const int64_t row = HV * V * K; // one pool slot
+  state.resize(N * row);
+  state.fillNormal(rng, 0, N * row);
+  const gdn::StateTensor stateBefore = state;
+  inter.resize(keepStates ? B * T * row : 0); // poisoned: NaN until written
+  std::vector<uint16_t> o(B * T * HV * V, 0x7fc0);
+  const double scale = 1.0 / std::sqrt((double)K);
+
+  std::vector<ArgValue> args = {ArgValue::tensor(in.q.data(), {B, T, H, K}, DType::BF16),
+                                ArgValue::tensor(in.k.data(), {B, T, H, K}, DType::BF16),
+                                ArgValue::tensor(in.v.data(), {B, T, HV, V}, DType::BF16),
+                                ArgValue::tensor(in.a.data(), {B, T, HV}, DType::BF16),
+                                ArgValue::tensor(in.b.data(), {B, T, HV}, DType::BF16),
+                                ArgValue::tensor(in.A_log.data(), {HV}, DType::F32),
+                                ArgValue::tensor(in.dt_bias.data(), {HV}, DType::F32),
+                                ArgValue::tensor(readSlots.data(), {B}, DType::I32),
+                                ArgValue::tensor(writeSlots.data(), {B}, DType::I32),
+                                ArgValue::tensor(state.data(), {N, HV, V, K}, state.dtype())};
+  if (keepStates)
+    args.push_back(ArgValue::tensor(inter.data(), {B, T, HV, V, K}, inter.dtype()));
+  args.push_back(ArgValue::tensor(o.data(), {B, T, HV, V}, DType::BF16));
+  args.push_back(ArgValue::number(scale));
+  if (!launch(args, error))
+    return false;
+
+  // Golden: each request's tokens one step at a time from its slot's state,
+  // in float64; what is stored is rounded once, as the kernel rounds it.
+  gdn::Problem p;
+  p.H = H, p.HV = HV, p.K = K, p.V = V, p.l2norm = l2, p.scale = scale;
+  p.cuSeqlens = {0, 1};
+  std::vector<double> gotO(B * T * HV * V), wantO(B * T * HV * V, 0.0);
+  for (int64_t i = 0; i < B * T * HV * V; ++i)
+    gotO[i] = fromBf16(o[i]);
+  std::vector<double> gotS, wantS, gotI, wantI;
+  std::vector<bool> written(N, false);
+  for (int64_t n = 0; n < B; ++n) {
+    if (readSlots[n] < 0)
+      continue;
+    std::vector<double> S = stateBefore.values(readSlots[n] * row, (readSlots[n] + 1) * row), out;
+    for (int64_t t = 0; t < T; ++t) {
+      const int64_t tok = n * T + t;
+      gdn::recurrence(p, &in.q[tok * H * K], &in.k[tok * H * K], &in.v[tok * HV * V],
+                      &in.a[tok * HV], &in.b[tok * HV], in.A_log.data(), in.dt_bias.data(), S, out);
+      std::copy(out.begin(), out.end(), wantO.begin() + tok * HV * V);
+      if (keepStates) {
+        std::vector<double> got = inter.values(tok * row, (tok + 1) * row);
+        gotI.insert(gotI.end(), got.begin(), got.end());
+        for (double x : S)
+          wantI.push_back(inter.round(x));
+      }
+    }
+    if (writeSlots[n] >= 0) {
+      written[writeSlots[n]] = true;
+      std::vector<double> got = state.values(writeSlots[n] * row, (writeSlots[n] + 1) * row);
+      gotS.insert(gotS.end(), got.begin(), got.end());
+      for (double x : S)
+        wantS.push_back(state.round(x));
+    }
+  }
+  checks.push_back(compare("o", gotO, wantO, 1e-2));
+  checks.push_back(compare("state", gotS, wantS, state.tolerance(1e-4)));
+  if (keepStates)
+    checks.push_back(compare("inter", gotI, wantI, inter.tolerance(1e-4)));
+  // Slots no request writes must be bit-identical to before.
+  CheckResult untouched;
+  untouched.what = "untouched slots";
+  untouched.tolerance = 0.5; // a count of changed slots; must be 0
+  const size_t bytes = row * state.elementBytes();
+  for (int64_t r = 0; r < N; ++r)
+    if (!written[r] && std::memcmp((const char *)state.data() + r * bytes,
+                                   (const char *)stateBefore.data() + r * bytes, bytes))
+      untouched.relError += 1;
+  checks.push_back(untouched);
+  return true;
+}
+
+} // namespace
+
+void registerGdnMtpHarness() {
+  OpHarness h;
+  h.kernel = "gdn_decode_mtp";
+  h.dims = {"B", "T", "H", "HV", "N"};
+  h.defaultDims = {{"B", 3}, {"T", 4}, {"H", 4}, {"HV", 8}};
+  RunConfig one, many;
+  one.dims = {{"B", 2}, {"T", 1}, {"H", 4}, {"HV", 8}};
+  many.dims = {{"B", 7}, {"T", 4}, {"H", 2}, {"HV", 8}};
+  many.skipFraction = 0.3;
+  h.checkConfigs = {one, many};
+  h.run = [](const RunConfig &cfg, const Launcher &launch, std::vector<CheckResult> &checks,
+             std::string &error) { return runMtp(cfg, false, launch, checks, error); };
+  registerHarness(h);
+  h.kernel = "gdn_decode_mtp_states";
+  h.run = [](const RunConfig &cfg, const Launcher &launch, std::vector<CheckResult> &checks,
+             std::string &error) { return runMtp(cfg, true, launch, checks, error); };
+  registerHarness(h);
+}

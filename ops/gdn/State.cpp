@@ -1,0 +1,104 @@
+//===- State.cpp - a GDN state tensor in its stored element type ----------===//
+#include "ops/gdn/State.h"
+
+#include <cstring>
+#include <limits>
+
+using namespace kiln;
+using namespace kiln::gdn;
+
+bool StateTensor::forConfig(const RunConfig &cfg, StateTensor &out, std::string &error) {
+  auto it = cfg.types.find("STATE");
+  std::string name = it == cfg.types.end() ? "f32" : it->second;
+  if (name == "f32")
+    out.type = DType::F32;
+  else if (name == "bf16")
+    out.type = DType::BF16;
+  else if (name == "f16")
+    out.type = DType::F16;
+  else {
+    error = "the GDN state is f32, bf16 or f16, not " + name;
+    return false;
+  }
+  return true;
+}
+
+void StateTensor::resize(int64_t count) {
+  bytes.assign(count * elementBytes(), 0);
+  for (int64_t i = 0; i < count; ++i)
+    set(i, std::numeric_limits<double>::quiet_NaN());
+}
+
+void StateTensor::fillNormal(std::mt19937_64 &rng, int64_t begin, int64_t end) {
+  std::normal_distribution<double> normal(0.0, 1.0);
+  for (int64_t i = begin; i < end; ++i)
+    set(i, normal(rng));
+}
+
+double StateTensor::get(int64_t i) const {
+  const uint8_t *p = bytes.data() + i * elementBytes();
+  uint16_t h;
+  float f;
+  switch (type) {
+  case DType::BF16:
+    std::memcpy(&h, p, 2);
+    return fromBf16(h);
+  case DType::F16:
+    std::memcpy(&h, p, 2);
+    return fromF16(h);
+  default:
+    std::memcpy(&f, p, 4);
+    return f;
+  }
+}
+
+void StateTensor::set(int64_t i, double x) {
+  uint8_t *p = bytes.data() + i * elementBytes();
+  uint16_t h;
+  float f = (float)x;
+  switch (type) {
+  case DType::BF16:
+    h = toBf16(f);
+    std::memcpy(p, &h, 2);
+    break;
+  case DType::F16:
+    h = toF16(f);
+    std::memcpy(p, &h, 2);
+    break;
+  default:
+    std::memcpy(p, &f, 4);
+  }
+}
+
+double StateTensor::round(double x) const {
+  float f = (float)x;
+  switch (type) {
+  case DType::BF16:
+    return fromBf16(toBf16(f));
+  case DType::F16:
+    return fromF16(toF16(f));
+  default:
+    return f;
+  }
+}
+
+std::vector<double> StateTensor::values(int64_t begin, int64_t end) const {
+  std::vector<double> out;
+  out.reserve(end - begin);
+  for (int64_t i = begin; i < end; ++i)
+    out.push_back(get(i));
+  return out;
+}
+
+double StateTensor::tolerance(double f32Tolerance) const {
+  // One unit roundoff of the stored type: 2^-8 for bf16's 8-bit
+  // significand, 2^-11 for f16's 11 bits.
+  switch (type) {
+  case DType::BF16:
+    return f32Tolerance + 0x1p-8;
+  case DType::F16:
+    return f32Tolerance + 0x1p-11;
+  default:
+    return f32Tolerance;
+  }
+}
