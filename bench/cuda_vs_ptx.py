@@ -55,11 +55,12 @@ def gdn_prefill(lens=(8192,), H=16, HV=32, K=128, V=128):
     dt_bias = 0.5 * torch.randn(HV, generator=g, device="cuda")
     h0 = torch.randn(len(lens), HV, V, K, generator=g, device="cuda")
     cu = torch.tensor([0, *lens], device="cuda", dtype=torch.int64).cumsum(0)
+    idx = torch.arange(len(lens), device="cuda", dtype=torch.int32)  # dense: row n
 
     def setup():
         hT = torch.full_like(h0, float("nan"))
         o = torch.full((T, HV, V), float("nan"), device="cuda", dtype=torch.bfloat16)
-        return [q, k, v, a, b, A_log, dt_bias, cu, h0, hT, o, 1 / math.sqrt(K), 1], [hT, o]
+        return [q, k, v, a, b, A_log, dt_bias, cu, idx, h0, hT, o, 1 / math.sqrt(K), 1], [hT, o]
     return f"{len(lens)}x{lens[0]} H/HV={H}/{HV}", setup, None
 
 

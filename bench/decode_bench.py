@@ -56,14 +56,15 @@ def copy_bandwidth():
     return 2 * n * 4 / (ms * 1e-3)
 
 
-def make_inputs(B, H, HV, seed):
+def make_inputs(B, H, HV, seed, T=1):
+    """Decode inputs for B requests of T tokens (T > 1: multi-token decode)."""
     g = torch.Generator(device="cuda").manual_seed(seed)
     bf = dict(device="cuda", dtype=torch.bfloat16)
-    q = torch.randn(B, 1, H, K, generator=g, **bf)
-    k = torch.randn(B, 1, H, K, generator=g, **bf)
-    v = torch.randn(B, 1, HV, V, generator=g, **bf)
-    a = torch.randn(B, 1, HV, generator=g, **bf)
-    b = torch.randn(B, 1, HV, generator=g, **bf)
+    q = torch.randn(B, T, H, K, generator=g, **bf)
+    k = torch.randn(B, T, H, K, generator=g, **bf)
+    v = torch.randn(B, T, HV, V, generator=g, **bf)
+    a = torch.randn(B, T, HV, generator=g, **bf)
+    b = torch.randn(B, T, HV, generator=g, **bf)
     A_log = torch.rand(HV, generator=g, device="cuda") * 2 - 1
     dt_bias = 0.5 * torch.randn(HV, generator=g, device="cuda")
     state = torch.randn(B, HV, V, K, generator=g, device="cuda")

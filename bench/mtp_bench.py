@@ -25,12 +25,7 @@ import kiln
 sys.path.insert(0, os.environ.get("FLA_PATH", ".peer"))
 from fla.ops.gated_delta_rule import fused_recurrent_gated_delta_rule  # noqa: E402
 
-K = V = 128
-STATE_DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
-
-
-def state_dtype(kern):
-    return STATE_DTYPES[kern.manifest["consts"].get("STATE", "f32")]
+from decode_bench import K, V, make_inputs, state_dtype  # noqa: E402
 
 
 def state_for(kern, s0):
@@ -41,20 +36,6 @@ def state_for(kern, s0):
 
 def graph_us(fn):
     return 1e3 * triton.testing.do_bench_cudagraph(fn, rep=100, return_mode="median")
-
-
-def make_inputs(B, T, H, HV, seed):
-    g = torch.Generator(device="cuda").manual_seed(seed)
-    bf = dict(device="cuda", dtype=torch.bfloat16)
-    q = torch.randn(B, T, H, K, generator=g, **bf)
-    k = torch.randn(B, T, H, K, generator=g, **bf)
-    v = torch.randn(B, T, HV, V, generator=g, **bf)
-    a = torch.randn(B, T, HV, generator=g, **bf)
-    b = torch.randn(B, T, HV, generator=g, **bf)
-    A_log = torch.rand(HV, generator=g, device="cuda") * 2 - 1
-    dt_bias = 0.5 * torch.randn(HV, generator=g, device="cuda")
-    state = torch.randn(B, HV, V, K, generator=g, device="cuda")
-    return q, k, v, a, b, A_log, dt_bias, state
 
 
 def main():
@@ -77,7 +58,7 @@ def main():
         for B in [int(x) for x in args.batches.split(",")]:
             slots = torch.arange(B, device="cuda", dtype=torch.int32)
             # One T = 1 step of each plain decode kernel: the unit of the ratios.
-            q1, k1, v1, a1, b1, A_log, dt_bias, s0 = make_inputs(B, 1, H, HV, seed=B)
+            q1, k1, v1, a1, b1, A_log, dt_bias, s0 = make_inputs(B, H, HV, seed=B)
             step = {}
             for d in decodes:
                 st = state_for(d, s0)
@@ -102,7 +83,7 @@ def main():
                         f"DIFFERENT ({ds} state bytes of {st_m.numel() * st_m.element_size()}, "
                         f"{do} o elements of {o_m.numel()})"))
             for T in [int(x) for x in args.tokens.split(",")]:
-                q, k, v, a, b, A_log, dt_bias, s0 = make_inputs(B, T, H, HV, seed=B * 10 + T)
+                q, k, v, a, b, A_log, dt_bias, s0 = make_inputs(B, H, HV, seed=B * 10 + T, T=T)
                 row = {"H": H, "HV": HV, "B": B, "T": T}
                 row.update({f"{tag}_step_us": t for tag, t in step.items()})
 

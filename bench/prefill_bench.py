@@ -81,6 +81,43 @@ def make_inputs(lens, H, HV, seed):
     return q, k, v, a, b, A_log, dt_bias, h0, cu
 
 
+def takes_indices(kern):
+    """Whether a build's prefill reads its states through state_indices (every
+    build since 2026-11-28; older manifests take dense states)."""
+    return any(p.name == "state_indices" for p in kern.info.signature.params)
+
+
+class States:
+    """The states a prefill call reads and writes: dense (sequence n's state in
+    row n, indices arange(N)) or, with pool=True, rows of a pool twice the
+    batch's size in shuffled order, so the kernels gather and scatter. The
+    final states go to a separate NaN-poisoned pool, so that repeated calls
+    read the same initial states. `final()` is the [N, ...] final states."""
+
+    def __init__(self, h0, pool=False, seed=0, dtype=torch.float32):
+        n = h0.shape[0]
+        if pool:
+            g = torch.Generator(device="cuda").manual_seed(seed)
+            self.idx = torch.randperm(2 * n, generator=g, device="cuda")[:n].to(torch.int32)
+            self.initial = torch.randn((2 * n, *h0.shape[1:]), generator=g, device="cuda")
+            self.initial[self.idx.long()] = h0
+        else:
+            self.idx = torch.arange(n, device="cuda", dtype=torch.int32)
+            self.initial = h0
+        self.initial = self.initial.to(dtype)  # the kernel's STATE dtype
+        self.out = torch.full_like(self.initial, float("nan"))
+
+    def args(self, kern, cu):
+        """The arguments from cu_seqlens to final_state, for kern's signature."""
+        if takes_indices(kern):
+            return (cu, self.idx, self.initial, self.out)
+        assert self.initial.shape[0] == self.idx.shape[0], "a dense build takes no pool"
+        return (cu, self.initial, self.out)
+
+    def final(self):
+        return self.out[self.idx.long()].float()
+
+
 def varlen_57(total=8192, seed=5):
     """57 sequence lengths summing to `total` (the contest's largest batch)."""
     gen = torch.Generator().manual_seed(seed)
@@ -101,6 +138,9 @@ def main():
     ap.add_argument("--no-check", action="store_true",
                     help="time only: skip the NaN check (for experiment builds that"
                          " deliberately leave outputs unwritten)")
+    ap.add_argument("--pool", action="store_true",
+                    help="states in a pool of 2N rows read and written through shuffled"
+                         " state_indices (default: dense, indices arange(N))")
     ap.add_argument("--shapes", default=None,
                     help="only these shapes, e.g. 1x8192/16,varlen57/16 (name/H)")
     args = ap.parse_args()
@@ -151,11 +191,15 @@ def main():
         for kern in kernels:
             tag = kern.tag
             o = torch.full((T, HV, V), float("nan"), device="cuda", dtype=torch.bfloat16)
-            hT = torch.full_like(h0, float("nan"))
-            call = lambda: kern(q[0], k[0], v[0], a[0], b[0], A_log, dt_bias, cu, h0, hT, o,  # noqa: E731
+            dtype = {"f32": torch.float32, "bf16": torch.bfloat16,
+                     "f16": torch.float16}[kern.manifest["consts"].get("STATE", "f32")]
+            states = States(h0, pool=args.pool and takes_indices(kern), seed=T, dtype=dtype)
+            st = states.args(kern, cu)
+            call = lambda: kern(q[0], k[0], v[0], a[0], b[0], A_log, dt_bias, *st, o,  # noqa: E731
                                 scale, 1)
             call()
             torch.cuda.synchronize()
+            hT = states.final()
             assert args.no_check or not torch.isnan(o).any() and not torch.isnan(hT).any(), f"{tag}: NaN at {name}"
             row[f"{tag}_vs_fla_o"] = ((o.float() - o_ref[0].float()).norm() / o_ref.float().norm()).item()
             row[f"{tag}_vs_fla_state"] = ((hT - s_ref).norm() / s_ref.norm()).item()
@@ -170,7 +214,7 @@ def main():
                 parts = []
                 for i, entry in enumerate(kern.entries):
                     alone = lambda: kern.launch_one(i, q[0], k[0], v[0], a[0], b[0], A_log,  # noqa: E731
-                                                    dt_bias, cu, h0, hT, o, scale, 1)
+                                                    dt_bias, *st, o, scale, 1)
                     ms = triton.testing.do_bench_cudagraph(alone, rep=20, return_mode="median")
                     row[f"{tag}_{entry}_ms"] = ms
                     parts.append(f"{entry} {ms:.3f}")

@@ -29,7 +29,8 @@ for name, lens, H, HV in SHAPES:
     T = sum(lens)
     o = torch.empty((T, HV, V), device="cuda", dtype=torch.bfloat16)
     hT = torch.empty_like(h0)
-    args = (q[0], k[0], v[0], a[0], b[0], A_log, dt_bias, cu, h0, hT, o, 1 / math.sqrt(128), 1)
+    idx = torch.arange(len(lens), device="cuda", dtype=torch.int32)  # dense: row n
+    args = (q[0], k[0], v[0], a[0], b[0], A_log, dt_bias, cu, idx, h0, hT, o, 1 / math.sqrt(128), 1)
     kern(*args)
     torch.cuda.synchronize()
     side = torch.cuda.Stream(priority=-1)

@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <numeric>
 #include <random>
 
@@ -116,15 +115,7 @@ bool runDecode(const RunConfig &cfg, const Launcher &launch, std::vector<CheckRe
   std::vector<bool> owned(N, false);
   for (int64_t n : active)
     owned[slots[n]] = true;
-  CheckResult untouched;
-  untouched.what = "untouched slots";
-  untouched.tolerance = 0.5; // a count of changed rows; must be 0
-  for (int64_t r = 0; r < N; ++r)
-    if (!owned[r] && std::memcmp((const char *)state.data() + r * row * state.elementBytes(),
-                                 (const char *)stateBefore.data() + r * row * state.elementBytes(),
-                                 row * state.elementBytes()))
-      untouched.relError += 1;
-  checks.push_back(untouched);
+  checks.push_back(state.untouchedRows("untouched slots", stateBefore, row, owned));
   return true;
 }
 

@@ -16,7 +16,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <numeric>
 #include <random>
 
@@ -122,15 +121,7 @@ bool runMtp(const RunConfig &cfg, bool keepStates, const Launcher &launch,
   if (keepStates)
     checks.push_back(compare("inter", gotI, wantI, inter.tolerance(1e-4)));
   // Slots no request writes must be bit-identical to before.
-  CheckResult untouched;
-  untouched.what = "untouched slots";
-  untouched.tolerance = 0.5; // a count of changed slots; must be 0
-  const size_t bytes = row * state.elementBytes();
-  for (int64_t r = 0; r < N; ++r)
-    if (!written[r] && std::memcmp((const char *)state.data() + r * bytes,
-                                   (const char *)stateBefore.data() + r * bytes, bytes))
-      untouched.relError += 1;
-  checks.push_back(untouched);
+  checks.push_back(state.untouchedRows("untouched slots", stateBefore, row, written));
   return true;
 }
 

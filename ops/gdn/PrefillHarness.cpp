@@ -1,8 +1,9 @@
 //===- PrefillHarness.cpp - random inputs and golden check for prefill ----===//
 //
-// A packed batch of sequences with the configured lengths (cu_seqlens), an
-// initial state per sequence (random, or none: then the kernel gets a NaN
-// tensor it must not read), outputs and final state poisoned with NaN.
+// A packed batch of sequences with the configured lengths (cu_seqlens), their
+// states in a pool of rows picked by state_indices (random initial states
+// updated in place, or none: then the kernel gets a NaN pool it must not
+// read), outputs poisoned with NaN.
 //
 //===----------------------------------------------------------------------===//
 #include "ops/Harness.h"
@@ -10,6 +11,7 @@
 #include "ops/gdn/Inputs.h"
 #include "ops/gdn/State.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <random>
@@ -42,16 +44,29 @@ bool runPrefill(const RunConfig &cfg, const Launcher &launch, std::vector<CheckR
 
   std::mt19937_64 rng(cfg.seed);
   gdn::Inputs in = gdn::randomInputs(rng, T, H, HV, K, V, l2, cfg);
-  // Without an initial state the kernel gets NaN it must not read.
-  gdn::StateTensor h0, finalState;
-  if (!gdn::StateTensor::forConfig(cfg, h0, error) ||
-      !gdn::StateTensor::forConfig(cfg, finalState, error))
+  // The states live in a pool of P rows; sequence n reads and writes row
+  // sidx[n] (distinct rows in shuffled order, one sequence of several with
+  // -1: it starts from zeros and writes no state). With an initial state the
+  // pool is updated in place (initial and final state are one buffer, as an
+  // engine passes them); without one the kernel gets a NaN pool it must not
+  // read and a separate NaN pool to write.
+  const int64_t P = N + 2, row = HV * V * K;
+  std::vector<int32_t> rows(P), sidx(N);
+  std::iota(rows.begin(), rows.end(), 0);
+  std::shuffle(rows.begin(), rows.end(), rng);
+  for (int64_t n = 0; n < N; ++n)
+    sidx[n] = n == N / 2 && N > 1 ? -1 : rows[n];
+  gdn::StateTensor pool, fresh;
+  if (!gdn::StateTensor::forConfig(cfg, pool, error) ||
+      !gdn::StateTensor::forConfig(cfg, fresh, error))
     return false;
-  const int64_t states = N * HV * V * K;
-  h0.resize(states);
+  pool.resize(P * row);
   if (cfg.initialState)
-    h0.fillNormal(rng, 0, states);
-  finalState.resize(states); // poisoned
+    pool.fillNormal(rng, 0, P * row);
+  else
+    fresh.resize(P * row);
+  gdn::StateTensor &finalPool = cfg.initialState ? pool : fresh;
+  const gdn::StateTensor before = finalPool;
   std::vector<uint16_t> o(std::max<int64_t>(T, 1) * HV * V, 0x7fc0);
   const double scale = 1.0 / std::sqrt((double)K);
 
@@ -64,20 +79,25 @@ bool runPrefill(const RunConfig &cfg, const Launcher &launch, std::vector<CheckR
       ArgValue::tensor(in.A_log.data(), {HV}, DType::F32),
       ArgValue::tensor(in.dt_bias.data(), {HV}, DType::F32),
       ArgValue::tensor(cu.data(), {N + 1}, DType::I64),
-      ArgValue::tensor(h0.data(), {N, HV, V, K}, h0.dtype()),
-      ArgValue::tensor(finalState.data(), {N, HV, V, K}, finalState.dtype()),
+      ArgValue::tensor(sidx.data(), {N}, DType::I32),
+      ArgValue::tensor(pool.data(), {P, HV, V, K}, pool.dtype()),
+      ArgValue::tensor(finalPool.data(), {P, HV, V, K}, finalPool.dtype()),
       ArgValue::tensor(o.data(), {T, HV, V}, DType::BF16),
       ArgValue::number(scale),
       ArgValue::number(cfg.initialState ? 1 : 0)};
+  const gdn::StateTensor initial = pool; // as the kernel reads it
   if (!launch(args, error))
     return false;
 
   gdn::Problem p;
   p.H = H, p.HV = HV, p.K = K, p.V = V, p.l2norm = l2, p.scale = scale;
   p.cuSeqlens = cu;
-  std::vector<double> refState(states, 0.0), refO;
-  if (cfg.initialState)
-    refState = h0.values(0, states);
+  std::vector<double> refState(N * row, 0.0), refO;
+  for (int64_t n = 0; n < N; ++n)
+    if (cfg.initialState && sidx[n] >= 0) {
+      std::vector<double> s = initial.values(sidx[n] * row, (sidx[n] + 1) * row);
+      std::copy(s.begin(), s.end(), refState.begin() + n * row);
+    }
   gdn::recurrence(p, in.q.data(), in.k.data(), in.v.data(), in.a.data(), in.b.data(),
                   in.A_log.data(), in.dt_bias.data(), refState, refO);
 
@@ -86,10 +106,21 @@ bool runPrefill(const RunConfig &cfg, const Launcher &launch, std::vector<CheckR
     gotO[i] = fromBf16(o[i]);
   checks.push_back(compare("o", gotO, refO, 1e-2));
   // The kernel rounds the final state once, as it stores it: so does the golden.
-  for (double &x : refState)
-    x = finalState.round(x);
-  checks.push_back(compare("state", finalState.values(0, states), refState,
-                           finalState.tolerance(cfg.roundedOperands ? 2e-3 : 1e-4)));
+  std::vector<double> gotS, wantS;
+  std::vector<bool> written(P, false);
+  for (int64_t n = 0; n < N; ++n) {
+    if (sidx[n] < 0)
+      continue;
+    written[sidx[n]] = true;
+    std::vector<double> s = finalPool.values(sidx[n] * row, (sidx[n] + 1) * row);
+    gotS.insert(gotS.end(), s.begin(), s.end());
+    for (int64_t i = n * row; i < (n + 1) * row; ++i)
+      wantS.push_back(finalPool.round(refState[i]));
+  }
+  checks.push_back(
+      compare("state", gotS, wantS, finalPool.tolerance(cfg.roundedOperands ? 2e-3 : 1e-4)));
+  // Pool rows no sequence writes must be bit-identical to before.
+  checks.push_back(finalPool.untouchedRows("untouched rows", before, row, written));
   return true;
 }
 

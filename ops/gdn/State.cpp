@@ -90,6 +90,20 @@ std::vector<double> StateTensor::values(int64_t begin, int64_t end) const {
   return out;
 }
 
+CheckResult StateTensor::untouchedRows(const std::string &what, const StateTensor &before,
+                                       int64_t rowElements,
+                                       const std::vector<bool> &written) const {
+  CheckResult check;
+  check.what = what;
+  check.tolerance = 0.5; // a count of changed rows: must be 0
+  const size_t rowBytes = rowElements * elementBytes();
+  for (size_t r = 0; r < written.size(); ++r)
+    if (!written[r] &&
+        std::memcmp(bytes.data() + r * rowBytes, before.bytes.data() + r * rowBytes, rowBytes))
+      check.relError += 1;
+  return check;
+}
+
 double StateTensor::tolerance(double f32Tolerance) const {
   // One unit roundoff of the stored type: 2^-8 for bf16's 8-bit
   // significand, 2^-11 for f16's 11 bits.

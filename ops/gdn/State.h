@@ -42,6 +42,11 @@ public:
   /// The relative error allowed for the state: f32's (`f32Tolerance`) plus
   /// one unit of the stored type's rounding.
   double tolerance(double f32Tolerance) const;
+  /// A check named `what` counting the rows of `rowElements` elements that
+  /// nothing wrote (`written[r]` false) yet differ from `before` in a byte:
+  /// it passes only with none.
+  CheckResult untouchedRows(const std::string &what, const StateTensor &before, int64_t rowElements,
+                            const std::vector<bool> &written) const;
 
 private:
   DType type = DType::F32;

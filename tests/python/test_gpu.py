@@ -118,11 +118,12 @@ def test_overlapped_op_equals_serial():
     dt_bias = 0.5 * torch.randn(HV, generator=g, device="cuda")
     h0 = torch.randn(len(lens), HV, V, K, generator=g, device="cuda")
     cu = torch.tensor([0] + lens, device="cuda", dtype=torch.int64).cumsum(0)
+    idx = torch.arange(len(lens), device="cuda", dtype=torch.int32)  # dense: row n
 
     def call():
         o = torch.full((T, HV, V), float("nan"), **bf)
         hT = torch.full_like(h0, float("nan"))
-        kern(q, k, v, a, b, A_log, dt_bias, cu, h0, hT, o, 1 / math.sqrt(K), 1)
+        kern(q, k, v, a, b, A_log, dt_bias, cu, idx, h0, hT, o, 1 / math.sqrt(K), 1)
         torch.cuda.synchronize()
         return o, hT
 
@@ -135,5 +136,6 @@ def test_overlapped_op_equals_serial():
         assert torch.equal(o.view(torch.int16), o_ref.view(torch.int16))
         assert torch.equal(hT.view(torch.int32), s_ref.view(torch.int32))
     for i in range(len(kern.entries)):  # each kernel alone, on the scratch the call left
-        kern.launch_one(i, q, k, v, a, b, A_log, dt_bias, cu, h0, hT, o, 1 / math.sqrt(K), 1)
+        kern.launch_one(i, q, k, v, a, b, A_log, dt_bias, cu, idx, h0, hT, o, 1 / math.sqrt(K),
+                        1)
     torch.cuda.synchronize()

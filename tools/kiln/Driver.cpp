@@ -255,6 +255,8 @@ bool kiln::buildForGpu(Compiled &c, bool assemble, GpuBuild &out, llvm::raw_ostr
       m.kernels.push_back(byName.at(l.kernel));
       for (auto &[k, v] : m.kernels.back().consts)
         m.consts[k] = v;
+      for (auto &[k, t] : m.kernels.back().types)
+        m.types[k] = t;
       // The op names the tensor-core instruction any kernel uses, and its
       // tolerance follows any kernel whose products round operands.
       if (m.mma.empty() || m.mma == "none" || m.mma == "simt")
