@@ -39,6 +39,9 @@ inline constexpr llvm::StringLiteral kToleranceAttr = "tile.tolerance";
 /// On an integer parameter: the range `kiln run` draws it from (`range
 /// 0..N`), [lo, hi): each an integer or the name of a runtime dim.
 inline constexpr llvm::StringLiteral kRangeAttr = "tile.range";
+/// On an integer input: the runtime dim its values are offsets into (a
+/// packed batch's cu_seqlens: 0 first, that dim last, never decreasing).
+inline constexpr llvm::StringLiteral kOffsetsAttr = "tile.offsets";
 /// Name of the discardable attribute that holds the #tile.layout of an op's
 /// tile result (set by tile-assign-layouts on GPU targets).
 inline constexpr llvm::StringLiteral kLayoutAttr = "tile.layout";

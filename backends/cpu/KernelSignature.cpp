@@ -69,6 +69,8 @@ template <typename FuncLike> static KernelSignature signatureOfFunction(FuncLike
       p.rangeLo = bound(range[0]);
       p.rangeHi = bound(range[1]);
     }
+    if (auto of = f.template getArgAttrOfType<StringAttr>(i, tile::kOffsetsAttr))
+      p.offsetsOf = of.str();
     sig.params.push_back(p);
   }
   return sig;

@@ -42,6 +42,7 @@ struct ParamInfo {
   };
   bool hasRange = false;
   Bound rangeLo, rangeHi;
+  std::string offsetsOf; // `offsets T`: a packed batch's offsets into dim T
 };
 
 struct KernelSignature {

@@ -78,6 +78,11 @@ struct Param {
   /// (lo inclusive, hi exclusive).
   bool hasRange = false;
   Bound rangeLo, rangeHi;
+  /// `offsets T`: the input holds the N + 1 offsets of a packed batch of
+  /// sequences into T tokens (0 first, T last, never decreasing), as
+  /// `cu_seqlens` does; `kiln run` draws them so.
+  std::string offsetsOf;
+  SrcPos offsetsPos;
   bool isView() const { return !access.empty(); }
 };
 

@@ -160,6 +160,7 @@ private:
   std::map<std::string, std::string> constantOrigins; // where an outside value came from
   std::map<std::string, std::string> typeNames;       // dtype consts and params: the type named
   std::vector<std::string> typeParams;                // the dtype params, in declaration order
+  const Expr *statementCall = nullptr; // the call an expression statement makes, while it is made
   std::vector<Scope> scopes;
   size_t scopeBase = 0; // functions see only scopes from here on
   std::set<std::string> usedIds;
@@ -841,6 +842,8 @@ SVal Emitter::call(const Expr &e) {
                               " arguments, got " + std::to_string(e.args.size()));
     if (++inlineDepth > 32)
       return error(e.pos, "functions nest more than 32 deep (recursion is not supported)");
+    const bool asStatement = statementCall == &e;
+    statementCall = nullptr; // the calls in its body are its own
     Scope scope;
     for (size_t i = 0; i < e.args.size(); ++i) {
       if (!e.args[i].keyword.empty())
@@ -863,6 +866,8 @@ SVal Emitter::call(const Expr &e) {
     --inlineDepth;
     if (!ok)
       return {};
+    if (result.empty() && asStatement)
+      return SVal::ofInt(0); // nothing to return: its stores were the point
     if (result.empty())
       return error(f.pos, "function '" + f.name + "' ends without 'return'");
     return result.back();
@@ -1339,7 +1344,11 @@ bool Emitter::emitStmt(const Stmt &s) {
     return true;
   }
   case Stmt::ExprStmt: {
+    // A call written as a statement may be to a function that returns
+    // nothing (one that only stores).
+    statementCall = s.value->kind == Expr::Call ? s.value.get() : nullptr;
     SVal v = eval(*s.value);
+    statementCall = nullptr;
     return v.ok();
   }
   case Stmt::Require: {
@@ -1728,6 +1737,19 @@ bool Emitter::checkAnnotations(const Param &p, Type type, const std::vector<std:
                                        p.name + "' is not one"),
              false;
     attrs.push_back(b.getNamedAttr(tl::kToleranceAttr, b.getF64FloatAttr(p.tolerance)));
+  }
+  if (!p.offsetsOf.empty()) {
+    auto view = dyn_cast<tl::ViewType>(type);
+    if (!view || view.getShape().size() != 1 || !elem.isInteger() || elem.isInteger(1) ||
+        p.access != "in" || p.hasRange)
+      return error(p.offsetsPos, "offsets are for a 1-D integer input with no range; '" + p.name +
+                                     "' is not one"),
+             false;
+    if (!llvm::is_contained(dimNames, p.offsetsOf))
+      return error(p.offsetsPos,
+                   "'" + p.offsetsOf + "' is not a runtime dim of the parameters (offsets T)"),
+             false;
+    attrs.push_back(b.getNamedAttr(tl::kOffsetsAttr, b.getStringAttr(p.offsetsOf)));
   }
   if (!p.hasRange)
     return true;

@@ -322,7 +322,8 @@ private:
 
   /// What `kiln run` needs to check a parameter, after its type, in any
   /// order: `tolerance 2e-2` (an output's relative error against the
-  /// float64 reference), `range 0..N` (the integers drawn for an input).
+  /// float64 reference), `range 0..N` (the integers drawn for an input),
+  /// `offsets T` (the input is a packed batch's offsets into T tokens).
   bool checkAnnotations(Param &p) {
     while (true) {
       if (isWord("tolerance")) {
@@ -336,6 +337,10 @@ private:
         next();
         p.hasRange = true;
         if (!bound(p.rangeLo) || !expect("..") || !bound(p.rangeHi))
+          return false;
+      } else if (isWord("offsets")) {
+        p.offsetsPos = next().pos;
+        if (!ident(p.offsetsOf, "the dim the offsets count into (offsets T)"))
           return false;
       } else {
         return true;

@@ -5,6 +5,7 @@
 #include "dsl/SourceDiagnostics.h"
 #include "tools/kiln/Driver.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -344,10 +345,68 @@ bool kiln::makeArguments(const KernelSignature &sig, std::map<std::string, int64
   for (size_t i = 0; i < sig.params.size(); ++i) {
     const ParamInfo &p = sig.params[i];
     HostArg &a = out[i];
-    if (fromFile[i])
-      continue;
-    int64_t lo = 0, hi = 0;
     bool integer = !isFloat(p.dtype);
+    int64_t lo = 0, hi = 0;
+    if (fromFile[i] && !p.offsetsOf.empty()) {
+      // Offsets into T tokens: 0 first, T last, never decreasing.
+      int64_t total = 0;
+      if (!dims.get(p.offsetsOf, total)) {
+        error = "the offsets '" + p.name + "' count into dim " + p.offsetsOf +
+                ", which no --dims or file gives";
+        return false;
+      }
+      for (int64_t k = 0; k < a.numel(); ++k) {
+        int64_t v = (int64_t)elementAt(a.bytes.data(), p.dtype, k);
+        int64_t prev = k ? (int64_t)elementAt(a.bytes.data(), p.dtype, k - 1) : 0;
+        bool bad = (k == 0 && v != 0) || v < prev || (k + 1 == a.numel() && v != total);
+        if (bad) {
+          error = inputFile(data, p) + ": element " + std::to_string(k) + " of '" + p.name +
+                  "' is " + std::to_string(v) + "; offsets run from 0 to " + p.offsetsOf + " = " +
+                  std::to_string(total) + " and never decrease";
+          return false;
+        }
+      }
+      continue;
+    }
+    if (fromFile[i]) {
+      // The host sees these values: one outside the declared range (a slot
+      // past the pool, say) is an error here, where on a GPU only the
+      // kernel's masking stands between it and memory it does not own.
+      if (integer && p.isView && (p.hasRange || data.ranges.count(p.name))) {
+        if (!rangeOf(p, data, dims, lo, hi, error))
+          return false;
+        for (int64_t k = 0; k < a.numel(); ++k) {
+          double v = elementAt(a.bytes.data(), p.dtype, k);
+          if (v < lo || v >= hi) {
+            error = inputFile(data, p) + ": element " + std::to_string(k) + " of '" + p.name +
+                    "' is " + std::to_string((int64_t)v) + ", outside its range " +
+                    std::to_string(lo) + ".." + std::to_string(hi) + " (the last excluded)";
+            return false;
+          }
+        }
+      }
+      continue;
+    }
+    if (!p.offsetsOf.empty()) {
+      // A packed batch: cut T tokens at N - 1 random points (empty
+      // sequences included), in order.
+      int64_t total = 0;
+      if (!dims.get(p.offsetsOf, total)) {
+        error = "the offsets '" + p.name + "' count into dim " + p.offsetsOf +
+                ", which no --dims, file or check line gives";
+        return false;
+      }
+      std::uniform_int_distribution<int64_t> cut(0, total);
+      std::vector<int64_t> points(a.numel(), total);
+      points[0] = 0;
+      for (int64_t k = 1; k + 1 < a.numel(); ++k)
+        points[k] = cut(rng);
+      std::sort(points.begin(), points.end());
+      a.bytes.assign(a.numel() * dtypeBytes(p.dtype), 0);
+      for (int64_t k = 0; k < a.numel(); ++k)
+        setElement(a.bytes.data(), p.dtype, k, (double)points[k]);
+      continue;
+    }
     if (integer && p.access != "out" && !rangeOf(p, data, dims, lo, hi, error))
       return false;
     std::uniform_int_distribution<int64_t> uniform(lo, std::max(lo, hi - 1));
