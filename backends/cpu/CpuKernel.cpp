@@ -11,6 +11,8 @@
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/Support/TargetSelect.h"
 
+#include <csetjmp>
+#include <csignal>
 #include <cstring>
 
 using namespace mlir;
@@ -19,6 +21,18 @@ using namespace kiln;
 CpuKernel::~CpuKernel() = default;
 
 namespace {
+/// Where an integer division by zero in a running kernel returns to: the
+/// launch reports it as an error instead of the process dying of SIGFPE.
+/// Kernels run on the launching thread, one at a time.
+thread_local sigjmp_buf *divisionFault = nullptr;
+
+void onDivisionFault(int) {
+  if (divisionFault)
+    siglongjmp(*divisionFault, 1);
+  std::signal(SIGFPE, SIG_DFL);
+  std::raise(SIGFPE);
+}
+
 /// f32 -> bf16, round to nearest even, for the x86 code LLVM emits when it
 /// materialises a bf16 constant (soft-promoted, rounded by this libcall).
 /// The bf16 result travels in the low 16 bits of the float return register.
@@ -151,7 +165,29 @@ bool CpuKernel::launchKernel(const KernelSignature &sig, const std::vector<ArgVa
       packed.push_back(&i64s[i]);
     }
   }
-  if (auto err = engine->invokePacked("_mlir_ciface_" + sig.name, packed)) {
+  // A kernel may divide by a quotient of dims that is 0 at these dims
+  // (`h / (HQ / HKV)` with HQ < HKV): an error naming the dims, not a crash.
+  // (On a GPU the runtime refuses such launches before they start: the
+  // divisors are computed on the host.)
+  struct sigaction fault = {}, before = {};
+  fault.sa_handler = onDivisionFault;
+  sigemptyset(&fault.sa_mask);
+  sigaction(SIGFPE, &fault, &before);
+  sigjmp_buf jump;
+  if (sigsetjmp(jump, 1)) {
+    divisionFault = nullptr;
+    sigaction(SIGFPE, &before, nullptr);
+    error = "kernel '" + sig.name + "' divided an integer by zero at";
+    for (auto &[name, value] : dims)
+      error += " " + name + "=" + std::to_string(value);
+    error += ": a dim it divides by (or a quotient of dims) is 0 at these dims";
+    return false;
+  }
+  divisionFault = &jump;
+  auto err = engine->invokePacked("_mlir_ciface_" + sig.name, packed);
+  divisionFault = nullptr;
+  sigaction(SIGFPE, &before, nullptr);
+  if (err) {
     error = "launch failed: " + llvm::toString(std::move(err));
     return false;
   }
