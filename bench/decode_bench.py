@@ -26,13 +26,9 @@ import kiln
 sys.path.insert(0, os.environ.get("FLA_PATH", ".peer"))
 from fla.ops.gated_delta_rule import fused_recurrent_gated_delta_rule  # noqa: E402
 
+from op_bench import state_dtype, state_for  # noqa: E402
+
 K = V = 128
-STATE_DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
-
-
-def state_dtype(kern):
-    """The torch dtype of a kernel's state (its STATE dtype param)."""
-    return STATE_DTYPES[kern.manifest["consts"].get("STATE", "f32")]
 
 
 @triton.jit
@@ -115,7 +111,7 @@ def main():
                 row["fla_error"] = str(e).splitlines()[0][:120]
                 o_ref = s_ref = None
             for kern in kernels:
-                state = state0.to(state_dtype(kern))  # a copy, rounded once where 16-bit
+                state = state_for(kern, state0)
                 o = torch.full_like(v, float("nan"))
                 kern(q, k, v, a, b, A_log, dt_bias, slots, state, o, scale)
                 torch.cuda.synchronize()

@@ -25,13 +25,8 @@ import kiln
 sys.path.insert(0, os.environ.get("FLA_PATH", ".peer"))
 from fla.ops.gated_delta_rule import fused_recurrent_gated_delta_rule  # noqa: E402
 
-from decode_bench import K, V, make_inputs, state_dtype  # noqa: E402
-
-
-def state_for(kern, s0):
-    """A copy of s0 in kern's state dtype (rounded once where 16-bit); never s0
-    itself, which .to() returns when the dtype already matches."""
-    return s0.to(state_dtype(kern), copy=True)
+from decode_bench import K, V, make_inputs  # noqa: E402
+from op_bench import state_dtype, state_for  # noqa: E402
 
 
 def graph_us(fn):

@@ -20,6 +20,21 @@ def builds(op, schedules):
             for s in schedules}
 
 
+def state_dtype(kern):
+    """The torch dtype of a kernel's `STATE` dtype param (GDN's state: f32,
+    bf16 or f16; f32 where the op has none)."""
+    import torch
+    return {"f32": torch.float32, "bf16": torch.bfloat16,
+            "f16": torch.float16}[kern.manifest["consts"].get("STATE", "f32")]
+
+
+def state_for(kern, s0):
+    """A copy of s0 in kern's state dtype (rounded once where 16-bit); never s0
+    itself, which .to() returns when the dtype already matches, so that a
+    kernel updating its state in place leaves s0 to the next one."""
+    return s0.to(state_dtype(kern), copy=True)
+
+
 def graph_ms(fn):
     """CUDA-graph replay median of `fn`, in ms."""
     import triton

@@ -25,6 +25,7 @@ import kiln
 
 sys.path.insert(0, os.environ.get("FLA_PATH", ".peer"))
 from fla.ops.gated_delta_rule import chunk_gated_delta_rule  # noqa: E402
+from op_bench import state_dtype  # noqa: E402
 
 K = V = 128
 C = 64
@@ -191,9 +192,8 @@ def main():
         for kern in kernels:
             tag = kern.tag
             o = torch.full((T, HV, V), float("nan"), device="cuda", dtype=torch.bfloat16)
-            dtype = {"f32": torch.float32, "bf16": torch.bfloat16,
-                     "f16": torch.float16}[kern.manifest["consts"].get("STATE", "f32")]
-            states = States(h0, pool=args.pool and takes_indices(kern), seed=T, dtype=dtype)
+            states = States(h0, pool=args.pool and takes_indices(kern), seed=T,
+                            dtype=state_dtype(kern))
             st = states.args(kern, cu)
             call = lambda: kern(q[0], k[0], v[0], a[0], b[0], A_log, dt_bias, *st, o,  # noqa: E731
                                 scale, 1)

@@ -14,6 +14,9 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <map>
+#include <string>
+
 #include "dsl/TileDialect.h.inc"
 #include "dsl/TileEnums.h.inc"
 
@@ -66,6 +69,20 @@ inline constexpr llvm::StringLiteral kTensorMapsAttr = "kiln.tensor_maps";
 /// On a lowered GPU kernel: its dynamic shared memory as the plan laid it
 /// out, one line per area ("[from, to) what"), for the CUDA source.
 inline constexpr llvm::StringLiteral kSharedLayoutAttr = "kiln.shared_layout";
+
+/// The consts a kernel or op was compiled with (its `tile.consts`): integer
+/// and bool consts into `ints`, dtype consts and params (`STATE: "bf16"`)
+/// into `types`.
+inline void readConsts(mlir::Operation *op, std::map<std::string, int64_t> &ints,
+                       std::map<std::string, std::string> &types) {
+  if (auto consts = op->getAttrOfType<mlir::DictionaryAttr>("tile.consts"))
+    for (mlir::NamedAttribute c : consts) {
+      if (auto type = llvm::dyn_cast<mlir::StringAttr>(c.getValue()))
+        types[c.getName().str()] = type.str();
+      else if (auto i = llvm::dyn_cast<mlir::IntegerAttr>(c.getValue()))
+        ints[c.getName().str()] = i.getInt();
+    }
+}
 } // namespace kiln::tile
 
 #endif

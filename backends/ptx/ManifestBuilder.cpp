@@ -39,13 +39,7 @@ bool kiln::buildManifest(tile::KernelOp kernel, KernelManifest &m, std::string &
     // The tensor maps come from the lowered kernel (kTensorMapsAttr): a
     // ring's swizzle depends on thread layouts, not chosen yet here.
   }
-  if (auto consts = kernel->getAttrOfType<DictionaryAttr>("tile.consts"))
-    for (NamedAttribute c : consts) {
-      if (auto i = dyn_cast<IntegerAttr>(c.getValue()))
-        m.consts[c.getName().str()] = i.getInt();
-      else if (auto type = dyn_cast<StringAttr>(c.getValue()))
-        m.types[c.getName().str()] = type.str();
-    }
+  tile::readConsts(kernel, m.consts, m.types);
   if (schedule)
     for (NamedAttribute p : schedule.getParams())
       if (auto i = dyn_cast<IntegerAttr>(p.getValue()))

@@ -1516,26 +1516,32 @@ bool Emitter::emitIf(const Stmt &s) {
   return true;
 }
 
+/// What a dtype const or param may name: a tensor's element type.
+static bool isElementTypeName(llvm::StringRef name) {
+  static const char *kNames[] = {"f32", "bf16", "f16", "f64", "i8", "i32", "i64"};
+  return llvm::is_contained(kNames, name);
+}
+
+/// The message for a dtype const or param given something else.
+static std::string notAnElementType(const std::string &name) {
+  return "'" + name + "' is an element type; give one of f32, bf16, f16, f64, i8, i32, i64";
+}
+
 /// The element type an outside value names (`-D STATE=bf16`, a schedule's
 /// `STATE: bf16`), or an error at its origin.
 static bool externalDtype(const ExternalValue &v, const std::string &name, std::string &out,
                           llvm::raw_ostream &errs) {
-  static const char *kNames[] = {"f32", "bf16", "f16", "f64", "i8", "i32", "i64"};
-  if (llvm::is_contained(kNames, llvm::StringRef(v.symbol))) {
+  if (isElementTypeName(v.symbol)) {
     out = v.symbol;
     return true;
   }
-  errs << v.origin << ": error: '" << name
-       << "' is an element type; give one of f32, bf16, f16, f64, i8, i32, i64\n";
+  errs << v.origin << ": error: " << notAnElementType(name) << "\n";
   return false;
 }
 
 bool Emitter::evalDtype(const std::string &name, const Expr &value) {
-  if (value.kind != Expr::Name || !dtype(value.name))
-    return error(value.pos, "'" + name +
-                                "' is an element type; give one of f32, bf16, f16, f64, i8, "
-                                "i32, i64"),
-           false;
+  if (value.kind != Expr::Name || !(isElementTypeName(value.name) || typeNames.count(value.name)))
+    return error(value.pos, notAnElementType(name)), false;
   typeNames[name] = typeNames.count(value.name) ? typeNames[value.name] : value.name;
   return true;
 }

@@ -66,6 +66,7 @@ bool runPrefill(const RunConfig &cfg, const Launcher &launch, std::vector<CheckR
   else
     fresh.resize(P * row);
   gdn::StateTensor &finalPool = cfg.initialState ? pool : fresh;
+  // The pool written, as it was: with an initial state also the states read.
   const gdn::StateTensor before = finalPool;
   std::vector<uint16_t> o(std::max<int64_t>(T, 1) * HV * V, 0x7fc0);
   const double scale = 1.0 / std::sqrt((double)K);
@@ -85,7 +86,6 @@ bool runPrefill(const RunConfig &cfg, const Launcher &launch, std::vector<CheckR
       ArgValue::tensor(o.data(), {T, HV, V}, DType::BF16),
       ArgValue::number(scale),
       ArgValue::number(cfg.initialState ? 1 : 0)};
-  const gdn::StateTensor initial = pool; // as the kernel reads it
   if (!launch(args, error))
     return false;
 
@@ -95,7 +95,7 @@ bool runPrefill(const RunConfig &cfg, const Launcher &launch, std::vector<CheckR
   std::vector<double> refState(N * row, 0.0), refO;
   for (int64_t n = 0; n < N; ++n)
     if (cfg.initialState && sidx[n] >= 0) {
-      std::vector<double> s = initial.values(sidx[n] * row, (sidx[n] + 1) * row);
+      std::vector<double> s = before.values(sidx[n] * row, (sidx[n] + 1) * row);
       std::copy(s.begin(), s.end(), refState.begin() + n * row);
     }
   gdn::recurrence(p, in.q.data(), in.k.data(), in.v.data(), in.a.data(), in.b.data(),

@@ -176,13 +176,7 @@ bool kiln::compileOp(MLIRContext &context, const std::string &tilePath,
       return false;
   kernel = keep.front();
   // The consts as compiled (defaults and overrides), for harnesses.
-  if (auto vals = kernel->getAttrOfType<DictionaryAttr>("tile.consts"))
-    for (NamedAttribute a : vals) {
-      if (auto type = dyn_cast<StringAttr>(a.getValue()))
-        out.types[a.getName().str()] = type.str();
-      else
-        out.constants[a.getName().str()] = cast<IntegerAttr>(a.getValue()).getInt();
-    }
+  tile::readConsts(kernel, out.constants, out.types);
   return true;
 }
 

@@ -272,6 +272,65 @@ bool rangeOf(const ParamInfo &p, const DataOptions &data, const Dims &dims, int6
   return true;
 }
 
+/// The dim an `offsets` input counts into, at these dims.
+bool offsetsTotal(const ParamInfo &p, const Dims &dims, int64_t &total, std::string &error) {
+  if (dims.get(p.offsetsOf, total))
+    return true;
+  error = "the offsets '" + p.name + "' count into dim " + p.offsetsOf +
+          ", which no --dims, file or check line gives";
+  return false;
+}
+
+/// A packed batch's offsets into `total` tokens: cut at N - 1 random points
+/// (empty sequences included), in order, 0 first and `total` last.
+void drawOffsets(HostArg &a, int64_t total, std::mt19937_64 &rng) {
+  std::uniform_int_distribution<int64_t> cut(0, total);
+  std::vector<int64_t> points(a.numel(), total);
+  points[0] = 0;
+  for (int64_t k = 1; k + 1 < a.numel(); ++k)
+    points[k] = cut(rng);
+  std::sort(points.begin(), points.end());
+  a.bytes.assign(a.numel() * dtypeBytes(a.param.dtype), 0);
+  for (int64_t k = 0; k < a.numel(); ++k)
+    setElement(a.bytes.data(), a.param.dtype, k, (double)points[k]);
+}
+
+/// An integer input read from a file, against what its parameter declares:
+/// offsets run from 0 to their dim and never decrease; a ranged input (the
+/// source's range or --range) stays in it. The host sees these values, so a
+/// slot past a pool is an error here, where on a GPU only the kernel's
+/// masking stands between it and memory it does not own.
+bool checkFileValues(const ParamInfo &p, const HostArg &a, const DataOptions &data,
+                     const Dims &dims, std::string &error) {
+  auto value = [&](int64_t k) { return (int64_t)elementAt(a.bytes.data(), p.dtype, k); };
+  auto bad = [&](int64_t k, const std::string &why) {
+    error = inputFile(data, p) + ": element " + std::to_string(k) + " of '" + p.name + "' is " +
+            std::to_string(value(k)) + why;
+    return false;
+  };
+  if (!p.offsetsOf.empty()) {
+    int64_t total = 0;
+    if (!offsetsTotal(p, dims, total, error))
+      return false;
+    for (int64_t k = 0; k < a.numel(); ++k)
+      if ((k == 0 && value(k) != 0) || (k && value(k) < value(k - 1)) ||
+          (k + 1 == a.numel() && value(k) != total))
+        return bad(k, "; offsets run from 0 to " + p.offsetsOf + " = " + std::to_string(total) +
+                          " and never decrease");
+    return true;
+  }
+  if (isFloat(p.dtype) || !p.isView || !(p.hasRange || data.ranges.count(p.name)))
+    return true;
+  int64_t lo = 0, hi = 0;
+  if (!rangeOf(p, data, dims, lo, hi, error))
+    return false;
+  for (int64_t k = 0; k < a.numel(); ++k)
+    if (value(k) < lo || value(k) >= hi)
+      return bad(k, ", outside its range " + std::to_string(lo) + ".." + std::to_string(hi) +
+                        " (the last excluded)");
+  return true;
+}
+
 } // namespace
 
 bool kiln::makeArguments(const KernelSignature &sig, std::map<std::string, int64_t> given,
@@ -347,64 +406,16 @@ bool kiln::makeArguments(const KernelSignature &sig, std::map<std::string, int64
     HostArg &a = out[i];
     bool integer = !isFloat(p.dtype);
     int64_t lo = 0, hi = 0;
-    if (fromFile[i] && !p.offsetsOf.empty()) {
-      // Offsets into T tokens: 0 first, T last, never decreasing.
-      int64_t total = 0;
-      if (!dims.get(p.offsetsOf, total)) {
-        error = "the offsets '" + p.name + "' count into dim " + p.offsetsOf +
-                ", which no --dims or file gives";
-        return false;
-      }
-      for (int64_t k = 0; k < a.numel(); ++k) {
-        int64_t v = (int64_t)elementAt(a.bytes.data(), p.dtype, k);
-        int64_t prev = k ? (int64_t)elementAt(a.bytes.data(), p.dtype, k - 1) : 0;
-        bool bad = (k == 0 && v != 0) || v < prev || (k + 1 == a.numel() && v != total);
-        if (bad) {
-          error = inputFile(data, p) + ": element " + std::to_string(k) + " of '" + p.name +
-                  "' is " + std::to_string(v) + "; offsets run from 0 to " + p.offsetsOf + " = " +
-                  std::to_string(total) + " and never decrease";
-          return false;
-        }
-      }
-      continue;
-    }
     if (fromFile[i]) {
-      // The host sees these values: one outside the declared range (a slot
-      // past the pool, say) is an error here, where on a GPU only the
-      // kernel's masking stands between it and memory it does not own.
-      if (integer && p.isView && (p.hasRange || data.ranges.count(p.name))) {
-        if (!rangeOf(p, data, dims, lo, hi, error))
-          return false;
-        for (int64_t k = 0; k < a.numel(); ++k) {
-          double v = elementAt(a.bytes.data(), p.dtype, k);
-          if (v < lo || v >= hi) {
-            error = inputFile(data, p) + ": element " + std::to_string(k) + " of '" + p.name +
-                    "' is " + std::to_string((int64_t)v) + ", outside its range " +
-                    std::to_string(lo) + ".." + std::to_string(hi) + " (the last excluded)";
-            return false;
-          }
-        }
-      }
+      if (!checkFileValues(p, a, data, dims, error))
+        return false;
       continue;
     }
     if (!p.offsetsOf.empty()) {
-      // A packed batch: cut T tokens at N - 1 random points (empty
-      // sequences included), in order.
       int64_t total = 0;
-      if (!dims.get(p.offsetsOf, total)) {
-        error = "the offsets '" + p.name + "' count into dim " + p.offsetsOf +
-                ", which no --dims, file or check line gives";
+      if (!offsetsTotal(p, dims, total, error))
         return false;
-      }
-      std::uniform_int_distribution<int64_t> cut(0, total);
-      std::vector<int64_t> points(a.numel(), total);
-      points[0] = 0;
-      for (int64_t k = 1; k + 1 < a.numel(); ++k)
-        points[k] = cut(rng);
-      std::sort(points.begin(), points.end());
-      a.bytes.assign(a.numel() * dtypeBytes(p.dtype), 0);
-      for (int64_t k = 0; k < a.numel(); ++k)
-        setElement(a.bytes.data(), p.dtype, k, (double)points[k]);
+      drawOffsets(a, total, rng);
       continue;
     }
     if (integer && p.access != "out" && !rangeOf(p, data, dims, lo, hi, error))
