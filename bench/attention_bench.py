@@ -1,26 +1,27 @@
 """Flash attention (ops/attention) on a GPU: Kiln's schedules beside torch's
 scaled_dot_product_attention on its flash backend.
 
-One process, one GPU, through the kiln package. A shape NxLxH is N
+One process, one GPU, through the kiln package. A shape NxLxH[xD] is N
 sequences of L tokens (packed, cu_seqlens for Kiln; a batch of N for torch),
-H query and key/value heads, D = 128. Per shape: each schedule's output
+H query and key/value heads, head dim D (128 unless given; the kernels are
+built for D = 128 and, with -D D=64, for 64). Per shape: each schedule's output
 against torch's (relative error, NaN fails), then CUDA-graph replay medians
 of both, in TFLOP/s (4 N H L^2 D flops, half of that causal).
 
-usage: python3 bench/attention_bench.py [--shapes 4x4096x16,...] [--json OUT]
+usage: python3 bench/attention_bench.py [--shapes 4x4096x16,1x4096x16x64,...] [--json OUT]
 (builds as in bench/gemm_bench.py: the kiln binary, or a carried cache)
 """
 from op_bench import graph_ms, run
 
-SCHEDULES = ["attention_sm_90a", "attention_causal_sm_90a"]
-D = 128
+SCHEDULES = ["attention_sm_90a", "attention_causal_sm_90a",
+             "attention_sm_90a@D=64", "attention_causal_sm_90a@D=64"]
 
 
 def measure(dims, kernels):
     import torch
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
-    N, L, H = dims
+    N, L, H, D = dims if len(dims) == 4 else (*dims, 128)
     T = N * L
     bf = dict(device="cuda", dtype=torch.bfloat16)
     q, k, v = (torch.randn(T, H, D, **bf) for _ in range(3))
@@ -30,9 +31,11 @@ def measure(dims, kernels):
     qg = q.view(T, H, 1, D)
     scale = D ** -0.5
     batch = lambda x: x.view(N, L, H, D).transpose(1, 2)  # noqa: E731
-    row, line = {"N": N, "L": L, "H": H}, ""
+    row, line = {"N": N, "L": L, "H": H, "D": D}, ""
     for name, kern in kernels.items():
-        causal = "causal" in name
+        if kern.manifest["consts"].get("D") != D:
+            continue
+        causal = "causal" in kern.manifest["entry"]  # the kernel, whatever the schedule is called
         flops = 4 * N * H * L * L * D / (2 if causal else 1)
         tflops = lambda ms: flops / (ms * 1e-3) / 1e12  # noqa: E731
 
@@ -58,4 +61,4 @@ def measure(dims, kernels):
 
 
 if __name__ == "__main__":
-    run("attention", SCHEDULES, "1x4096x16,4x4096x16", measure)
+    run("attention", SCHEDULES, "1x4096x16,4x4096x16,1x4096x16x64,4x4096x16x64", measure)

@@ -8,7 +8,9 @@ call). Bytes counted: the state read and written (in the kernel's STATE
 dtype: f32, bf16 or f16; FLA's is f32), plus q, k, v, o and gates.
 Also checks that ours and FLA agree on every shape (the golden check is
 kiln-gpu's). FLA is imported from the path in $FLA_PATH (fetched and carried,
-never committed).
+never committed). With --flashinfer, FlashInfer's k-last decode kernel too,
+on an f32 state (its legacy kernel) and on a bf16 state (its bf16-state
+kernel), given the same raw inputs (bench/flashinfer_peer.py).
 
 usage: python3 bench/decode_bench.py MANIFEST.json... [--json OUT.json]
 """
@@ -26,6 +28,7 @@ import kiln
 sys.path.insert(0, os.environ.get("FLA_PATH", ".peer"))
 from fla.ops.gated_delta_rule import fused_recurrent_gated_delta_rule  # noqa: E402
 
+import flashinfer_peer  # noqa: E402
 from op_bench import state_dtype, state_for  # noqa: E402
 
 K = V = 128
@@ -73,8 +76,12 @@ def main():
     ap.add_argument("--json", default=None)
     ap.add_argument("--batches", default="1,8,64,128,256,512")
     ap.add_argument("--heads", default="4/8,16/32")
+    ap.add_argument("--flashinfer", action="store_true",
+                    help="also time FlashInfer's decode (f32 and bf16 states)")
     args = ap.parse_args()
     kernels = [kiln.load(m) for m in args.manifests]
+    if args.flashinfer:
+        flashinfer_peer.load_decode()  # the real import error, not a skipped peer
     dev = torch.cuda.get_device_name()
     bw = copy_bandwidth()
     floor = launch_floor()
@@ -110,6 +117,19 @@ def main():
                 torch.cuda.synchronize()
                 row["fla_error"] = str(e).splitlines()[0][:120]
                 o_ref = s_ref = None
+            peers = []
+            if args.flashinfer:
+                for dt, tag in ((torch.float32, "fi_f32"), (torch.bfloat16, "fi_bf16")):
+                    st = state0.to(dt, copy=True)
+                    fn = flashinfer_peer.decode_call(q, k, v, a, b, A_log, dt_bias, st, scale)
+                    o_fi = fn()[0]
+                    torch.cuda.synchronize()
+                    if o_ref is not None:
+                        row[f"{tag}_vs_fla_o"] = ((o_fi.float() - o_ref.float()).norm()
+                                                  / o_ref.float().norm()).item()
+                        row[f"{tag}_vs_fla_state"] = ((st.float() - s_ref).norm() / s_ref.norm()).item()
+                    row[f"{tag}_graph_us"] = 1e3 * triton.testing.do_bench_cudagraph(fn, rep=100, return_mode="median")
+                    peers.append((tag, 2 * state0.numel() * st.element_size() + io_bytes))
             for kern in kernels:
                 state = state_for(kern, state0)
                 o = torch.full_like(v, float("nan"))
@@ -127,6 +147,9 @@ def main():
             line = f"H/HV {H:2d}/{HV:2d} B {B:4d} | FLA "
             line += (f'{row["fla_graph_us"]:8.2f} us {bytes_moved / row["fla_graph_us"] / 1e6:6.2f} TB/s'
                      if "fla_graph_us" in row else f'{"FAIL":>24}')
+            for tag, kb in peers:
+                t = row[f"{tag}_graph_us"]
+                line += f" | {tag} {t:8.2f} us {kb / t / 1e6:5.2f} TB/s"
             for kern in kernels:
                 tag = kern.tag
                 t = row[f"{tag}_graph_us"]
@@ -135,6 +158,10 @@ def main():
                 line += (f" | {tag} {t:8.2f} us {kb / t / 1e6:5.2f} TB/s "
                          f"{100 * kb / t / 1e6 / (bw / 1e12):3.0f}% x{ratio:4.2f}"
                          f" (flush {row[f'{tag}_flush_us']:.2f})")
+                # Against FlashInfer's kernel of the same state dtype.
+                fi = row.get(f"fi_{'bf16' if state_dtype(kern) == torch.bfloat16 else 'f32'}_graph_us")
+                if fi is not None and state_dtype(kern) != torch.float16:
+                    line += f" xFI {fi / t:4.2f}"
             print(line, flush=True)
     if args.json:
         with open(args.json, "w") as f:

@@ -9,7 +9,10 @@ kernel given with --decode (the issue's bound: T = 4 at most 1.3x), and
 checks that an MTP kernel at T = 1 matches each decode kernel with its
 state dtype and rows a program (BV) bit for bit.
 
-usage: python3 bench/mtp_bench.py --decode DECODE.json... MTP.json... [--json OUT]
+With --flashinfer, FlashInfer's gated_delta_rule_mtp (f32 state pool through
+the same slots, the pool updated, no intermediate states) beside them.
+
+usage: python3 bench/mtp_bench.py --decode DECODE.json... MTP.json... [--json OUT] [--flashinfer]
 """
 import argparse
 import json
@@ -26,6 +29,7 @@ sys.path.insert(0, os.environ.get("FLA_PATH", ".peer"))
 from fla.ops.gated_delta_rule import fused_recurrent_gated_delta_rule  # noqa: E402
 
 from decode_bench import K, V, make_inputs  # noqa: E402
+import flashinfer_peer  # noqa: E402
 from op_bench import state_dtype, state_for  # noqa: E402
 
 
@@ -41,7 +45,10 @@ def main():
     ap.add_argument("--batches", default="1,64,200")
     ap.add_argument("--tokens", default="1,2,4,8")
     ap.add_argument("--heads", default="16/32")
+    ap.add_argument("--flashinfer", action="store_true", help="also time FlashInfer's MTP kernel")
     args = ap.parse_args()
+    if args.flashinfer:
+        flashinfer_peer.load_decode()
     mtps = [kiln.load(m) for m in args.manifests]
     decodes = [kiln.load(m) for m in args.decode]
     dev = torch.cuda.get_device_name()
@@ -92,6 +99,19 @@ def main():
                 o_fla, s_fla = fla()
                 row["fla_us"] = graph_us(fla)
                 line = f"H/HV {H}/{HV} B {B:4d} T {T} | FLA {row['fla_us']:8.2f} us"
+                if args.flashinfer and T > 1:  # its MTP kernel takes T >= 2
+                    pool = s0.clone()
+                    fn = flashinfer_peer.mtp_call(q, k, v, a, b, A_log, dt_bias, pool, slots, scale)
+                    try:
+                        o_fi = fn()[0]
+                        torch.cuda.synchronize()
+                        row["fi_vs_fla_o"] = ((o_fi.float() - o_fla.float()).norm()
+                                              / o_fla.float().norm()).item()
+                        row["fi_us"] = graph_us(fn)
+                        line += f" | FI {row['fi_us']:8.2f} us (vs FLA o {row['fi_vs_fla_o']:.1e})"
+                    except Exception as e:  # a shape its kernel does not take: recorded
+                        row["fi_error"] = str(e).splitlines()[0][:160]
+                        line += f" | FI FAIL ({row['fi_error'][:60]})"
                 for m in mtps:
                     st = state_for(m, s0)
                     o = torch.full_like(v, float("nan"))

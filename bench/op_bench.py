@@ -13,11 +13,17 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def builds(op, schedules):
-    """kiln.compile of ops/OP/OP.tile with each schedule, by name."""
+    """kiln.compile of ops/OP/OP.tile with each schedule, by name; a name
+    "SCHEDULE@NAME=V,..." also sets those consts (as -D NAME=V)."""
     import kiln
     root = REPO / "ops" / op
-    return {s: kiln.compile(root / f"{op}.tile", root / "schedules" / f"{s}.yaml")
-            for s in schedules}
+    out = {}
+    for s in schedules:
+        name, _, defs = s.partition("@")
+        consts = {k: int(v) for k, v in (d.split("=") for d in defs.split(",") if d)}
+        out[s] = kiln.compile(root / f"{op}.tile", root / "schedules" / f"{name}.yaml",
+                              consts or None)
+    return out
 
 
 def state_dtype(kern):
@@ -49,8 +55,10 @@ def run(op, schedules, default_shapes, measure):
     ap.add_argument("--shapes", default=default_shapes)
     ap.add_argument("--json")
     ap.add_argument("--build", action="store_true", help="only compile into the cache")
+    ap.add_argument("--schedules", default=None,
+                    help="these schedules of the op instead of the bench's list (a,b@D=64,...)")
     args = ap.parse_args()
-    kernels = builds(op, schedules)
+    kernels = builds(op, args.schedules.split(",") if args.schedules else schedules)
     if args.build:
         for name, k in kernels.items():
             print(name, k.path)

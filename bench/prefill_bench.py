@@ -9,7 +9,12 @@ use_beta_sigmoid_in_kernel), a random initial state, k-last state
 (ratio) and the achieved TFLOP/s of the chunked algorithm's matrix products.
 FLA is imported from $FLA_PATH (fetched and carried, never committed).
 
-usage: python3 bench/prefill_bench.py MANIFEST.json... [--json OUT.json]
+With --flashinfer, FlashInfer 0.7.2's Hopper chunk_gated_delta_rule is timed
+too, both paths (context parallelism on and off; bench/flashinfer_peer.py
+says what it is given). Its fastest path, "fi_best", is the peer each Kiln
+kernel is compared with (xFI: FlashInfer's time over ours, > 1 is faster).
+
+usage: python3 bench/prefill_bench.py MANIFEST.json... [--json OUT.json] [--flashinfer]
 """
 import argparse
 import json
@@ -25,6 +30,7 @@ import kiln
 
 sys.path.insert(0, os.environ.get("FLA_PATH", ".peer"))
 from fla.ops.gated_delta_rule import chunk_gated_delta_rule  # noqa: E402
+import flashinfer_peer  # noqa: E402
 from op_bench import state_dtype  # noqa: E402
 
 K = V = 128
@@ -142,10 +148,14 @@ def main():
     ap.add_argument("--pool", action="store_true",
                     help="states in a pool of 2N rows read and written through shuffled"
                          " state_indices (default: dense, indices arange(N))")
+    ap.add_argument("--flashinfer", action="store_true",
+                    help="also time FlashInfer's SM90 prefill (gdn_prefill.py on PYTHONPATH)")
     ap.add_argument("--shapes", default=None,
                     help="only these shapes, e.g. 1x8192/16,varlen57/16 (name/H)")
     args = ap.parse_args()
     kernels = [kiln.load(m) for m in args.manifests]
+    if args.flashinfer:
+        flashinfer_peer.load()  # the real import error, not a skipped peer
     dev = torch.cuda.get_device_name()
     rate = matmul_rate()
     print(f"# {dev}: bf16 matmul {rate / 1e12:.0f} TFLOP/s (8192^3, torch)")
@@ -157,15 +167,17 @@ def main():
         known = {f"{s[0]}/{s[2]}": s for s in shapes}
         shapes = []
         for key in keep:
-            # Any NxL/H besides the bundled ones: N sequences of L tokens, HV = 2H.
-            m = re.fullmatch(r"(\d+)x(\d+)/(\d+)", key)
+            # Any NxL/H[/HV] besides the bundled ones: N sequences of L
+            # tokens, HV = 2H unless given.
+            m = re.fullmatch(r"(\d+)x(\d+)/(\d+)(?:/(\d+))?", key)
             if key in known:
                 shapes.append(known[key])
             elif m:
-                n, length, h = map(int, m.groups())
-                shapes.append((f"{n}x{length}", [length] * n, h, 2 * h))
+                n, length, h = map(int, m.groups()[:3])
+                hv = int(m.group(4)) if m.group(4) else 2 * h
+                shapes.append((f"{n}x{length}", [length] * n, h, hv))
             else:
-                ap.error(f"--shapes: unknown shape '{key}' (NxL/H, or varlen57/16)")
+                ap.error(f"--shapes: unknown shape '{key}' (NxL/H or NxL/H/HV, or varlen57/16)")
     rows = []
     scale = 1 / math.sqrt(K)
     for name, lens, H, HV in shapes:
@@ -189,6 +201,24 @@ def main():
                 f"{n} {ms:.3f}" for n, ms in row["fla_kernels_ms"].items()), flush=True)
         line = (f"{name:9s} H/HV {H:2d}/{HV:2d} | FLA {row['fla_graph_ms']:7.3f} ms "
                 f"{flops / row['fla_graph_ms'] / 1e9:6.1f} TFLOP/s")
+        if args.flashinfer:
+            for path, fn in flashinfer_peer.prefill_calls(q[0], k[0], v[0], a[0], b[0], A_log,
+                                                          dt_bias, h0, cu, lens, scale).items():
+                try:
+                    o_fi, s_fi = fn()
+                    torch.cuda.synchronize()
+                except Exception as e:  # a path FlashInfer cannot run here: recorded
+                    row[f"fi_{path}_error"] = str(e).splitlines()[0][:160]
+                    line += f" | FI {path} FAIL"
+                    continue
+                row[f"fi_{path}_vs_fla_o"] = ((o_fi.float() - o_ref[0].float()).norm()
+                                              / o_ref.float().norm()).item()
+                row[f"fi_{path}_vs_fla_state"] = ((s_fi - s_ref).norm() / s_ref.norm()).item()
+                row[f"fi_{path}_graph_ms"] = triton.testing.do_bench_cudagraph(
+                    fn, rep=200, return_mode="median")
+                line += (f" | FI {path} {row[f'fi_{path}_graph_ms']:7.3f} ms"
+                         f" (vs FLA o {row[f'fi_{path}_vs_fla_o']:.1e})")
+            row["fi_best_graph_ms"] = min(row.get(f"fi_{p}_graph_ms", math.inf) for p in ("cp", "nocp"))
         for kern in kernels:
             tag = kern.tag
             o = torch.full((T, HV, V), float("nan"), device="cuda", dtype=torch.bfloat16)
@@ -210,6 +240,8 @@ def main():
             row[f"{tag}_graph_ms"] = t = triton.testing.do_bench_cudagraph(call, rep=20, return_mode="median")
             line += (f" | {tag} {t:8.3f} ms {flops / t / 1e9:6.1f} TFLOP/s x{row['fla_graph_ms'] / t:5.3f}"
                      f" (vs FLA o {row[f'{tag}_vs_fla_o']:.1e})")
+            if args.flashinfer:
+                line += f" xFI {row['fi_best_graph_ms'] / t:5.3f}"
             if args.per_kernel and kern.is_op:
                 parts = []
                 for i, entry in enumerate(kern.entries):

@@ -164,6 +164,11 @@ private:
   std::vector<Scope> scopes;
   size_t scopeBase = 0; // functions see only scopes from here on
   std::set<std::string> usedIds;
+  /// Ops bound by a `let`/`var` inside an inlined function, with the
+  /// binding's name: named after the kernel body (emitKernel), and only
+  /// where the caller's own binding has not named the op, so a function
+  /// never takes an ID the kernel's code would have.
+  std::vector<std::pair<Operation *, std::string>> functionIds;
   int inlineDepth = 0;
   std::vector<SVal> *returnSlot = nullptr;
   std::map<std::string, Value> dimValues; // runtime dims of the kernel being emitted
@@ -376,7 +381,9 @@ private:
     if (!v || !v.getDefiningOp() || !isa<tl::TileDialect>(v.getDefiningOp()->getDialect()))
       return;
     Operation *op = v.getDefiningOp();
-    if (!op->hasAttr(tl::kOpIdAttr))
+    if (returnSlot)
+      functionIds.emplace_back(op, name);
+    else if (!op->hasAttr(tl::kOpIdAttr))
       setUniqueId(op, name);
   }
   /// Names `op` `name`, or `name.2`, `name.3`... when the kernel has one.
@@ -1301,7 +1308,7 @@ bool Emitter::emitStmt(const Stmt &s) {
       return error(s.value->pos, "a tensor slice must be loaded: load(" + v.name + "[...])"), false;
     if (v.kind == SVal::Shape)
       return error(s.value->pos, "this expression has no value"), false;
-    if (v.kind == SVal::Tile && !returnSlot)
+    if (v.kind == SVal::Tile)
       tagId(v.v, s.name);
     scopes.back()[s.name] = {v, s.kind == Stmt::Var, s.pos};
     return true;
@@ -1338,7 +1345,7 @@ bool Emitter::emitStmt(const Stmt &s) {
       return error(s.value->pos, "'" + s.name + "' holds an integer; cannot assign " + describe(v)),
              false;
     }
-    if (v.kind == SVal::Tile && !returnSlot)
+    if (v.kind == SVal::Tile)
       tagId(v.v, s.name);
     bnd->value = v;
     return true;
@@ -1843,6 +1850,7 @@ DictionaryAttr Emitter::constsAttr() {
 
 bool Emitter::emitKernel(const Kernel &k, ModuleOp module) {
   usedIds.clear(); // a schedule names ops within one kernel
+  functionIds.clear();
   std::vector<std::string> dimNames;
   SmallVector<Type> argTypes;
   SmallVector<Attribute> argAttrs;
@@ -1908,6 +1916,9 @@ bool Emitter::emitKernel(const Kernel &k, ModuleOp module) {
   }
   if (!emitBlock(k.body))
     return false;
+  for (auto &[op, name] : functionIds)
+    if (!op->hasAttr(tl::kOpIdAttr))
+      setUniqueId(op, name);
   tl::ReturnOp::create(b, loc(k.pos));
   return true;
 }
