@@ -55,11 +55,20 @@ def main():
     ap.add_argument("manifests", nargs="+")
     ap.add_argument("--hold-ms", type=float, default=200)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--held", default=None,
+                    help="SMs the load holds, e.g. 66,124 (default: half, all but 8, all but 1, all)")
+    ap.add_argument("--shapes", default="1x8192/16,1x8192/4,4x8192/16",
+                    help="NxL/H shapes (HV = 2H)")
     args = ap.parse_args()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     spinner = Spinner(args.spin)
-    shapes = [("1x8192", [8192], 16, 32), ("1x8192", [8192], 4, 8), ("4x8192", [8192] * 4, 16, 32)]
-    loads = [sms // 2, sms - 8, sms - 1, sms]
+    shapes = []
+    for key in args.shapes.split(","):
+        nl, h = key.split("/")
+        n, length = (int(x) for x in nl.split("x"))
+        shapes.append((nl, [length] * n, int(h), 2 * int(h)))
+    loads = ([int(x) for x in args.held.split(",")] if args.held
+             else [sms // 2, sms - 8, sms - 1, sms])
     scale = 1 / math.sqrt(128)
     op_stream, done = torch.cuda.Stream(), torch.cuda.Event()
     failed = 0

@@ -367,3 +367,49 @@ std::unique_ptr<GpuKernel> kiln::loadKernelFromManifest(const std::string &path,
   ss << in.rdbuf();
   return GpuKernel::load(m, ss.str(), error);
 }
+
+std::unique_ptr<GpuSelection> GpuSelection::load(const std::string &path, std::string &error) {
+  std::ifstream in(path);
+  if (!in) {
+    error = "cannot read manifest '" + path + "'";
+    return nullptr;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  json::Value v;
+  if (!json::parse(ss.str(), v, error)) {
+    error = path + ": " + error;
+    return nullptr;
+  }
+  if (!SelectionManifest::isSelection(v))
+    return nullptr;
+  auto sel = std::make_unique<GpuSelection>();
+  if (!SelectionManifest::fromJson(v, sel->s, error)) {
+    error = path + ": " + error;
+    return nullptr;
+  }
+  std::string dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/'));
+  for (const SelectionManifest::Rule &r : sel->s.rules) {
+    auto k = loadKernelFromManifest(dir + "/" + r.manifest, error);
+    if (!k)
+      return nullptr;
+    sel->kernels.push_back(std::move(k));
+  }
+  return sel;
+}
+
+bool GpuSelection::launch(const std::vector<ArgValue> &args, std::string &error,
+                          double *milliseconds, size_t *rule) {
+  std::map<std::string, int64_t> dims;
+  if (!bindArguments(manifest().signature, args, dims, error))
+    return false;
+  int sms = kernels.front()->multiprocessors(error);
+  if (!error.empty())
+    return false;
+  size_t chosen = 0;
+  if (!chooseSelectionRule(s, dims, sms, chosen, error))
+    return false;
+  if (rule)
+    *rule = chosen;
+  return kernels[chosen]->launch(args, error, milliseconds);
+}

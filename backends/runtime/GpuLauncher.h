@@ -4,6 +4,7 @@
 
 #include "backends/runtime/CudaDriver.h"
 #include "backends/runtime/Manifest.h"
+#include "backends/runtime/Selection.h"
 
 #include <memory>
 
@@ -27,6 +28,8 @@ public:
   bool launch(const std::vector<ArgValue> &args, std::string &error,
               double *milliseconds = nullptr);
   const KernelManifest &manifest() const { return m; }
+  /// The SMs of the device.
+  int multiprocessors(std::string &error);
 
 private:
   /// `ctas` grid points as a persistent kernel launches them: at most its
@@ -41,9 +44,6 @@ private:
   bool launchOnDevice(const KernelManifest &k, cuda::Function f,
                       const std::vector<ArgValue> &deviceArgs, cuda::Stream stream,
                       std::string &error, int64_t sharedBytes = 0);
-  /// The SMs of the device.
-  int multiprocessors(std::string &error);
-
   KernelManifest m;
   const cuda::Driver *d = nullptr;
   cuda::Module module = nullptr;
@@ -53,6 +53,28 @@ private:
 /// Reads a manifest and the image it names (relative to the manifest).
 std::unique_ptr<GpuKernel> loadKernelFromManifest(const std::string &manifestPath,
                                                   std::string &error);
+
+/// The kernels of a selection manifest (backends/runtime/Selection.h), one
+/// per rule: a launch binds the dims from its arguments and runs the first
+/// rule whose conditions hold on them and on the device's SMs.
+class GpuSelection {
+public:
+  /// Loads `path` when it is a selection manifest; null without an error
+  /// when it is some other manifest.
+  static std::unique_ptr<GpuSelection> load(const std::string &path, std::string &error);
+  /// Launches the rule these arguments pick (GpuKernel::launch); `rule`
+  /// gets its index.
+  bool launch(const std::vector<ArgValue> &args, std::string &error, double *milliseconds,
+              size_t *rule = nullptr);
+  const SelectionManifest &selection() const { return s; }
+  /// The first rule's manifest: every rule's has the same signature.
+  const KernelManifest &manifest() const { return kernels.front()->manifest(); }
+  const GpuKernel &kernel(size_t rule) const { return *kernels[rule]; }
+
+private:
+  SelectionManifest s;
+  std::vector<std::unique_ptr<GpuKernel>> kernels;
+};
 
 } // namespace kiln
 

@@ -1,15 +1,15 @@
 //===- ScheduleYaml.cpp - read and validate a YAML schedule ---------------===//
 //
-// The only file that touches yaml-cpp, which throws: every exception is
-// caught here and turned into a diagnostic at the YAML line and column.
+// yaml-cpp throws: every exception is caught here (YamlRead.h's readYaml)
+// and turned into a diagnostic at the YAML line and column.
 //
 //===----------------------------------------------------------------------===//
 #include "dsl/TileDialect.h"
 #include "dsl/schedule/Schedule.h"
 
-#include "llvm/ADT/StringExtras.h"
+#include "dsl/schedule/YamlRead.h"
 
-#include <yaml-cpp/yaml.h>
+#include "llvm/ADT/StringExtras.h"
 
 #include <map>
 #include <set>
@@ -18,20 +18,7 @@ using namespace kiln;
 
 namespace {
 
-struct Reject {
-  SrcPos pos;
-  std::string message;
-};
-
-SrcPos posOf(const YAML::Node &n) {
-  return {(unsigned)n.Mark().line + 1, (unsigned)n.Mark().column + 1};
-}
-
-std::string scalar(const YAML::Node &n, const std::string &what) {
-  if (!n.IsScalar())
-    throw Reject{posOf(n), what + " must be a single value"};
-  return n.Scalar();
-}
+using namespace kiln::yamlread;
 
 /// A key that takes one of two words: whether it says `yes`.
 bool eitherWord(const YAML::Node &n, const std::string &what, const std::string &yes,
@@ -52,47 +39,6 @@ int64_t integer(const YAML::Node &n, const std::string &what, int64_t lo, int64_
     throw Reject{posOf(n), what + " must be in [" + std::to_string(lo) + ", " + std::to_string(hi) +
                                "], got " + std::to_string(v)};
   return v;
-}
-
-void onlyKeys(const YAML::Node &map, const std::set<std::string> &allowed,
-              const std::string &where) {
-  if (!map.IsMap())
-    throw Reject{posOf(map), where + " must be a mapping"};
-  for (auto it = map.begin(); it != map.end(); ++it) {
-    std::string key = it->first.Scalar();
-    if (!allowed.count(key)) {
-      std::string list;
-      for (auto &k : allowed)
-        list += (list.empty() ? "" : ", ") + k;
-      throw Reject{posOf(it->first),
-                   "unknown key '" + key + "' in " + where + " (expected one of: " + list + ")"};
-    }
-  }
-}
-
-/// yaml-cpp keeps every entry of a mapping but looks keys up by the first:
-/// a key written twice would drop the second without a word.
-void rejectRepeatedKeys(const YAML::Node &n) {
-  if (n.IsSequence()) {
-    for (const YAML::Node &item : n)
-      rejectRepeatedKeys(item);
-    return;
-  }
-  if (!n.IsMap())
-    return;
-  std::map<std::string, SrcPos> seen;
-  for (auto it = n.begin(); it != n.end(); ++it) {
-    const YAML::Node &key = it->first;
-    std::string name = key.IsScalar() ? key.Scalar() : "";
-    if (!name.empty()) {
-      auto [first, fresh] = seen.emplace(name, posOf(key));
-      if (!fresh)
-        throw Reject{posOf(key), "key '" + name +
-                                     "' is written twice in this mapping (first at line " +
-                                     std::to_string(first->second.line) + ")"};
-    }
-    rejectRepeatedKeys(it->second);
-  }
 }
 
 std::vector<Named> names(const YAML::Node &n, const std::string &what) {
@@ -539,22 +485,7 @@ bool kiln::loadSchedule(const std::string &path, Schedule &out, llvm::raw_ostrea
     errs << "kiln: error: " << error << "\n";
     return false;
   }
-  try {
-    YAML::Node root = YAML::Load(out.text);
-    if (!root || root.IsNull()) {
-      errs << out.diag({1, 1}, "the schedule is empty");
-      return false;
-    }
-    rejectRepeatedKeys(root);
-    parse(root, out);
-    return true;
-  } catch (const Reject &r) {
-    errs << out.diag(r.pos, r.message);
-  } catch (const YAML::Exception &e) {
-    errs << out.diag({(unsigned)e.mark.line + 1, (unsigned)e.mark.column + 1},
-                     "malformed YAML: " + e.msg);
-  } catch (const std::exception &e) {
-    errs << out.diag({}, std::string("cannot read the schedule: ") + e.what());
-  }
-  return false;
+  return readYaml(
+      out.text, "schedule", [&](const YAML::Node &root) { parse(root, out); },
+      [&](SrcPos pos, const std::string &message) { return out.diag(pos, message); }, errs);
 }

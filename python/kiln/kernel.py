@@ -15,7 +15,13 @@ from .errors import KilnError
 
 def load(manifest_path):
     """The kernel whose manifest (NAME.json beside NAME.cubin, as `kiln
-    compile --emit cubin -o NAME.cubin` writes them) is at `manifest_path`."""
+    compile --emit cubin -o NAME.cubin` writes them) is at `manifest_path`;
+    for a selection manifest (`kiln compile --select`), a kiln.Selected that
+    runs the schedule each shape's rules pick."""
+    from . import selection
+    raw = manifests.read_json(manifest_path)
+    if selection.is_selection(raw):
+        return selection.Selected(manifest_path, raw)
     return Kernel(manifest_path)
 
 

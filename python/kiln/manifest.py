@@ -229,13 +229,17 @@ def parse(raw, path):
                     aligned_dims=r.aligned_dims(raw), scratch=scratch, is_op=True)
 
 
-def read(path):
-    """The Manifest in file `path`."""
+def read_json(path):
+    """The JSON document in manifest file `path`."""
     try:
         with open(path) as f:
-            raw = json.load(f)
+            return json.load(f)
     except OSError as e:
         raise KilnError(f"cannot read manifest '{path}': {e.strerror}") from None
     except json.JSONDecodeError as e:
         raise KilnError(f"{path}: line {e.lineno}, column {e.colno}: {e.msg}") from None
-    return parse(raw, path)
+
+
+def read(path):
+    """The Manifest in file `path`."""
+    return parse(read_json(path), path)

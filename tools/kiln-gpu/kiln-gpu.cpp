@@ -24,7 +24,9 @@ usage:
   kiln-gpu run MANIFEST.json [--dims NAME=N,...] [--seed N] [--skip FRACTION]
                [--saturate-gates] [--slow-gates] [--seqlens L,...]
                [--no-initial-state] [--repeat N]
-      Loads the cubin the manifest names, runs the op on fresh random inputs
+      Loads the cubin the manifest names (a selection manifest of `kiln
+      compile --select`: every rule's, each launch running the schedule its
+      arguments' shape picks), runs the op on fresh random inputs
       (outputs poisoned with NaN first) and checks every output against the
       op's float64 golden reference. Exits 0 when all pass, 1 when any fails,
       2 on bad input or when no GPU is present. --repeat N launches it N
@@ -69,23 +71,31 @@ int main(int argc, char **argv) {
       return usage(error, i);
   }
   std::string error;
-  auto kernel = loadKernelFromManifest(manifestPath, error);
-  if (!kernel) {
+  // A selection manifest: each launch runs the rule its arguments pick.
+  auto selection = GpuSelection::load(manifestPath, error);
+  auto kernel = selection || !error.empty() ? nullptr : loadKernelFromManifest(manifestPath, error);
+  if (!selection && !kernel) {
     std::fprintf(stderr, "kiln-gpu: error: %s\n", error.c_str());
     return 2;
   }
-  const KernelManifest &m = kernel->manifest();
+  const KernelManifest &m = selection ? selection->manifest() : kernel->manifest();
   const OpHarness *harness = findHarness(m.entry);
   if (!harness) {
     std::fprintf(stderr, "kiln-gpu: error: no golden harness for kernel '%s'\n", m.entry.c_str());
     return 2;
   }
-  harness->completeConfig(cfg, m.consts, m.types, m.roundedOperands);
+  bool rounded = m.roundedOperands; // the looser tolerance if any rule's products round
+  if (selection)
+    for (size_t r = 0; r < selection->selection().rules.size(); ++r)
+      rounded |= selection->kernel(r).manifest().roundedOperands;
+  harness->completeConfig(cfg, m.consts, m.types, rounded);
   std::vector<double> ms;
+  size_t rule = 0;
   Launcher launch = [&](const std::vector<ArgValue> &args, std::string &err) {
     for (int r = 0; r < repeat; ++r) {
       ms.push_back(0);
-      if (!kernel->launch(args, err, &ms.back()))
+      if (!(selection ? selection->launch(args, err, &ms.back(), &rule)
+                      : kernel->launch(args, err, &ms.back())))
         return false;
     }
     return true;
@@ -105,8 +115,12 @@ int main(int argc, char **argv) {
                   later.size());
     warm = buf;
   }
+  std::string schedule = m.schedule;
+  if (selection)
+    schedule = "selected " + selection->selection().rules[rule].schedule + ", rule " +
+               std::to_string(rule + 1);
   std::printf("%s (%s, %s) %s seed %llu: kernel %.3f ms (cold, one launch)%s\n", m.entry.c_str(),
-              m.schedule.c_str(), m.target.c_str(), dims.c_str(), (unsigned long long)cfg.seed,
+              schedule.c_str(), m.target.c_str(), dims.c_str(), (unsigned long long)cfg.seed,
               ms.empty() ? 0.0 : ms.front(), warm.c_str());
   return printChecks(checks) ? 0 : 1;
 }

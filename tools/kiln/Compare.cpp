@@ -4,6 +4,7 @@
 #include "backends/cpu/KernelSignature.h"
 #include "backends/cuda/Nvcc.h"
 #include "backends/runtime/GpuLauncher.h"
+#include "backends/runtime/Selection.h"
 #include "dsl/SourceDiagnostics.h"
 #include "dsl/TileDialect.h"
 #include "lowering/analysis/KernelWalk.h"
@@ -264,6 +265,79 @@ void estimateFlops(tile::KernelOp kernel, const std::map<std::string, int64_t> &
   row.flops += blockFlops(kernel.getBody().front(), kernel, dims, mid) * programs;
 }
 
+/// The selection's rules as the runtime reads them.
+SelectionManifest selectionRules(const Selection &sel) {
+  SelectionManifest m;
+  for (const SelectionRule &r : sel.rules) {
+    SelectionManifest::Rule rule;
+    rule.schedule = r.schedule;
+    for (const SelectionCondition &c : r.when)
+      rule.when.push_back({c.text, c.rpn});
+    m.rules.push_back(std::move(rule));
+  }
+  return m;
+}
+
+std::string describeDims(const std::map<std::string, int64_t> &dims) {
+  std::string out;
+  for (auto &[k, v] : dims)
+    out += (out.empty() ? "" : " ") + k + "=" + std::to_string(v);
+  return out;
+}
+
+/// The rules, the schedule --dims picks, and per measured shape the pick
+/// beside the fastest measured Kiln schedule of that shape.
+void printSelection(const CompareOptions &o, const json::Value *benchRows) {
+  const Selection &sel = *o.selection;
+  SelectionManifest rules = selectionRules(sel);
+  std::printf("selection %s (%s, %lld SMs): the first rule that holds runs\n", sel.path.c_str(),
+              sel.target.c_str(), (long long)o.sms);
+  for (size_t i = 0; i < rules.rules.size(); ++i) {
+    std::string when;
+    for (const auto &c : rules.rules[i].when)
+      when += (when.empty() ? "" : ", ") + c.text;
+    std::printf("  %zu. %-40s %s\n", i + 1, rules.rules[i].schedule.c_str(),
+                when.empty() ? "(every shape)" : ("when " + when).c_str());
+  }
+  auto pick = [&](const std::map<std::string, int64_t> &dims) -> std::string {
+    size_t rule = 0;
+    std::string error;
+    if (!chooseSelectionRule(rules, dims, o.sms, rule, error))
+      return "cannot choose: " + error + " (give it with --dims)";
+    return rules.rules[rule].schedule + " (rule " + std::to_string(rule + 1) + ")";
+  };
+  if (!o.dims.empty())
+    std::printf("  at %s: %s\n", describeDims(o.dims).c_str(), pick(o.dims).c_str());
+  if (!benchRows)
+    return;
+  std::printf("  measured shapes (%s): picked, and the fastest measured\n", o.measuredPath.c_str());
+  for (const json::Value &row : benchRows->array) {
+    std::map<std::string, int64_t> dims;
+    std::string best;
+    double bestMs = 0;
+    for (auto &[key, v] : row.object) {
+      if (v.kind == json::Value::Number && llvm::all_of(key, [](char c) {
+            return std::isupper((unsigned char)c) || std::isdigit((unsigned char)c);
+          }))
+        dims[key] = v.asInt();
+      llvm::StringRef k(key);
+      if (v.kind == json::Value::Number && k.consume_back("_graph_ms") &&
+          std::any_of(sel.rules.begin(), sel.rules.end(),
+                      [&](const SelectionRule &r) { return r.schedule == k; }) &&
+          (best.empty() || v.number < bestMs)) {
+        best = k.str();
+        bestMs = v.number;
+      }
+    }
+    std::string chosen = pick(dims);
+    const json::Value *t = row.get(chosen.substr(0, chosen.find(' ')) + "_graph_ms");
+    std::printf("    %-28s %-52s %s\n", describeDims(dims).c_str(),
+                (chosen + (t ? " " + std::to_string(t->number).substr(0, 5) + " ms" : "")).c_str(),
+                best.empty() ? "-"
+                             : (best + " " + std::to_string(bestMs).substr(0, 5) + " ms").c_str());
+  }
+}
+
 } // namespace
 
 int kiln::compareSchedules(const CompareOptions &o) {
@@ -287,6 +361,8 @@ int kiln::compareSchedules(const CompareOptions &o) {
     }
     benchDevice = device && device->kind == json::Value::String ? device->string : "a GPU";
   }
+  if (o.selection)
+    printSelection(o, o.measuredPath.empty() ? nullptr : bench.get("rows"));
   std::vector<Row> rows;
   auto checkShapes = checkShapesOf(o.tilePath);
   bool anyHarness = false;

@@ -2,6 +2,7 @@
 #ifndef KILN_TOOLS_KILN_COMPARE_H
 #define KILN_TOOLS_KILN_COMPARE_H
 
+#include "dsl/schedule/Selection.h"
 #include "tools/kiln/Driver.h"
 
 namespace kiln {
@@ -19,6 +20,12 @@ struct CompareOptions {
   /// Also build each GPU schedule through CUDA C++ with nvcc and show its
   /// kernels' registers, shared memory and spills beside the PTX build's.
   bool cuda = false;
+  /// A selection file's rules (`kiln compare SEL.yaml`): printed first, with
+  /// the schedule `dims` pick and, with `measuredPath`, the one each
+  /// measured shape picks beside the fastest measured there, on a GPU of
+  /// `sms` multiprocessors.
+  const Selection *selection = nullptr;
+  int64_t sms = 132;
 };
 
 /// Prints, per schedule: resources (ptxas), the PTX instruction mix, a

@@ -3,8 +3,10 @@
 #include "backends/cuda/LauncherHeader.h"
 #include "backends/runtime/GpuLauncher.h"
 #include "backends/runtime/Json.h"
+#include "backends/runtime/Selection.h"
 #include "dsl/SourceDiagnostics.h"
 #include "dsl/TileDialect.h"
+#include "dsl/schedule/Selection.h"
 #include "lowering/Passes.h"
 #include "tools/kiln/Compare.h"
 #include "tools/kiln/Driver.h"
@@ -26,6 +28,12 @@ using namespace kiln;
 static const char *kUsage = R"(kiln - a tile-level kernel compiler
 
 usage:
+  kiln compile --select SELECTION.yaml --emit cubin|ptx -o DIR/NAME.json
+      Builds every schedule a selection file names into DIR (SCHEDULE.cubin
+      and .json each) and writes NAME.json, the selection manifest: its
+      rules in order, which kiln-gpu and kiln.load run as one op, each call
+      running the schedule its shape picks (docs/schedule.md, "Selections").
+
   kiln compile OP.tile --schedule S.yaml [--emit mlir|llvm|ptx|cuda|cubin]
                [--via ptx|cuda] [-D NAME=VALUE]... [--retarget TARGET]
                [--print-ir-after-all] [-o FILE]
@@ -71,6 +79,7 @@ usage:
 
   kiln compare OP.tile S1.yaml S2.yaml... [--dims NAME=N,...] [--json]
                [--measured BENCH.json] [--emit cuda]
+  kiln compare SELECTION.yaml [--dims NAME=N,...] [--sms N] [--measured BENCH.json] ...
       Schedules of one op side by side: registers, shared memory and spills
       (ptxas), the PTX instruction mix (global loads / stores by width, FMA,
       shuffles, special functions, barriers, TMA, mbarrier, MMA), the layout
@@ -88,6 +97,11 @@ usage:
       its CUDA C++ source with nvcc and shows those kernels' registers,
       shared memory and spills beside the PTX build's. Exits 1 when a
       schedule fails to build.
+      Given a selection file (docs/schedule.md, "Selections") in place of
+      OP.tile and schedules, compares its schedules and first prints its
+      rules, the schedule --dims picks on a GPU of --sms multiprocessors
+      (default 132) and, with --measured, the schedule each measured shape
+      picks beside the fastest measured there.
 
   kiln check [OPS_DIR]
       The main job: compile every bundled op (OPS_DIR/*/*.tile, default ops)
@@ -134,6 +148,8 @@ struct Args {
   bool printAfterAll = false, json = false;
   std::vector<std::string> schedules; // compare
   std::string measured;               // compare --measured
+  std::string select;                 // compile --select: a selection file
+  int64_t sms = 132;                  // compare: the multiprocessors a selection assumes
   DataOptions data;                   // run --inputs, --save, --expect, --range
 };
 
@@ -240,6 +256,18 @@ int parseArgs(int argc, char **argv, Args &a) {
         return usageError("--range is an option of kiln run", i);
       if (!parseRange(v, a.data, runError))
         return usageError(runError, i);
+    } else if (arg == "--select") {
+      if (!value(a.select))
+        return usageError("--select needs a selection file", i);
+      if (a.command != "compile")
+        return usageError("--select is an option of kiln compile (kiln compare takes the "
+                          "selection file in place of OP.tile)",
+                          i);
+    } else if (arg == "--sms") {
+      if (!value(v) || !parseInt(v, a.sms) || a.sms < 1 || a.sms > 4096)
+        return usageError("--sms needs a multiprocessor count in [1, 4096]", i);
+      if (a.command != "compare")
+        return usageError("--sms is an option of kiln compare", i);
     } else if (arg == "--print-ir-after-all") {
       a.printAfterAll = true;
     } else if (arg == "--json") {
@@ -260,8 +288,20 @@ int parseArgs(int argc, char **argv, Args &a) {
     }
   }
   if (a.command == "compare") {
-    if (a.input.empty() || a.schedules.empty())
-      return usageError("compare needs OP.tile and at least one schedule", -1);
+    bool selection = llvm::StringRef(a.input).ends_with(".yaml");
+    if (a.input.empty() || (a.schedules.empty() && !selection))
+      return usageError("compare needs OP.tile and at least one schedule, or a selection file", -1);
+    if (selection && !a.schedules.empty())
+      return usageError("compare takes a selection file alone (its rules name the schedules)", -1);
+  } else if (!a.select.empty()) {
+    if (!a.input.empty() || !a.schedule.empty())
+      return usageError("--select names the source and the schedules: give no OP.tile or "
+                        "--schedule",
+                        -1);
+    if (a.emit != "cubin" && a.emit != "ptx")
+      return usageError("--select builds every schedule it names: --emit cubin or ptx", -1);
+    if (!llvm::StringRef(a.output).ends_with(".json"))
+      return usageError("--select writes a selection manifest: name it with -o DIR/NAME.json", -1);
   } else if (a.command != "check") {
     if (a.input.empty())
       return usageError("missing the .tile source", -1);
@@ -282,7 +322,135 @@ bool writeFile(const std::string &path, const std::string &bytes) {
   return true;
 }
 
+/// Prints ptxas's report of a cubin build, a line per kernel.
+void printPtxasReport(const GpuBuild &build) {
+  // One line per kernel: an op's kernels each get theirs.
+  std::vector<std::pair<const PtxasReport *, const KernelManifest *>> lines;
+  if (build.manifest.isOp())
+    for (const KernelManifest &k : build.manifest.kernels)
+      for (const PtxasReport &e : build.report.entries)
+        if (e.kernel == k.entry)
+          lines.push_back({&e, &k});
+  if (lines.empty())
+    lines.push_back({&build.report, &build.manifest});
+  for (auto [r, k] : lines) {
+    llvm::errs() << "kiln: " << k->entry << " (" << build.manifest.schedule << ") for "
+                 << build.manifest.target << ": " << r->registers << " registers, "
+                 << r->sharedBytes << " bytes static shared memory, " << r->stackBytes
+                 << " bytes stack, " << r->spillStores << " bytes spill stores, " << r->spillLoads
+                 << " bytes spill loads";
+    if (k->dynamicSharedBytes)
+      llvm::errs() << "; " << k->dynamicSharedBytes
+                   << " bytes dynamic shared memory (pipeline rings, staging)";
+    if (r->injectedWaits)
+      llvm::errs() << "; " << r->injectedWaits
+                   << " tensor-core waits added by ptxas (a wgmma's registers used "
+                      "before its wait)";
+    llvm::errs() << "\n";
+  }
+}
+
+/// Writes a GPU build as --emit `emit` says: the PTX, CUDA source or cubin
+/// to `output` (stdout when empty) and its manifest beside it (NAME.json;
+/// a CUDA build's launcher header NAME.h too).
+bool writeGpuBuild(GpuBuild &build, const std::string &emit, const std::string &output) {
+  if (emit == "cubin")
+    printPtxasReport(build);
+  const std::string &text = emit == "cuda" ? build.cuda : build.ptx;
+  if (output.empty()) {
+    llvm::outs() << text;
+    return true;
+  }
+  build.manifest.image = llvm::sys::path::filename(output).str();
+  llvm::SmallString<256> manifestPath(output);
+  llvm::sys::path::replace_extension(manifestPath, "json");
+  if (emit == "cuda") {
+    // NAME.h beside NAME.cu: the host launcher.
+    llvm::SmallString<256> headerPath(output);
+    llvm::sys::path::replace_extension(headerPath, "h");
+    std::string header;
+    llvm::raw_string_ostream hs(header);
+    printLauncherHeader(build.manifest, llvm::sys::path::filename(output).str(), {build.origin},
+                        hs);
+    if (!writeFile(headerPath.str().str(), header))
+      return false;
+  }
+  return writeFile(output, emit == "cubin" ? build.cubin : text) &&
+         writeFile(manifestPath.str().str(), json::print(build.manifest.toJson()));
+}
+
+/// kiln compile --select: every schedule of the selection built beside the
+/// selection manifest (-o DIR/NAME.json), which lists them in rule order.
+int compileSelectionCommand(const Args &a) {
+  Selection sel;
+  if (!loadSelection(a.select, sel, llvm::errs()))
+    return 1;
+  llvm::SmallString<256> dir(a.output);
+  llvm::sys::path::remove_filename(dir);
+  SelectionManifest out;
+  out.target = sel.target;
+  out.source = sel.sourcePath;
+  std::string firstParams, firstRule;
+  for (const SelectionRule &rule : sel.rules) {
+    auto ctx = makeContext();
+    SourceDiagnostics diags(*ctx, llvm::errs());
+    Compiled c;
+    if (!compileOp(*ctx, sel.sourcePath, rule.schedulePath, a.constants, c, llvm::errs()))
+      return 1;
+    diags.addSource(c.schedule.path, c.schedule.text);
+    if (c.schedule.target->name != sel.target) {
+      llvm::errs() << sel.diag(rule.pos, "schedule '" + rule.schedule + "' is for " +
+                                             c.schedule.target->name + ", the selection for " +
+                                             sel.target);
+      return 1;
+    }
+    GpuBuild build;
+    if (!buildForGpu(c, a.emit == "cubin", build, llvm::errs()))
+      return 1;
+    // One call serves every rule: the same parameters, dims and types.
+    json::Value manifest = build.manifest.toJson();
+    std::string params = json::print(*manifest.get("params")) + json::print(*manifest.get("dims"));
+    if (firstRule.empty()) {
+      firstParams = params;
+      firstRule = rule.schedule;
+      out.op = build.manifest.entry;
+    } else if (params != firstParams) {
+      llvm::errs() << sel.diag(rule.pos, "schedule '" + rule.schedule + "' builds " +
+                                             build.manifest.entry +
+                                             ", whose parameters differ from those of '" +
+                                             firstRule + "': one call must fit every rule");
+      return 1;
+    }
+    const std::vector<std::string> &dims = build.manifest.signature.runtimeDims;
+    SelectionManifest::Rule r;
+    r.schedule = rule.schedule;
+    r.manifest = rule.schedule + ".json";
+    for (const SelectionCondition &cond : rule.when) {
+      for (size_t k = 0; k < cond.names.size(); ++k)
+        if (cond.names[k] != "sms" &&
+            std::find(dims.begin(), dims.end(), cond.names[k]) == dims.end()) {
+          std::string known;
+          for (const std::string &d : dims)
+            known += d + ", ";
+          llvm::errs() << sel.diag(cond.namePos[k],
+                                   "'" + cond.names[k] + "' is not a runtime dim of " +
+                                       build.manifest.entry + " (" + known + "or sms)");
+          return 1;
+        }
+      r.when.push_back({cond.text, cond.rpn});
+    }
+    out.rules.push_back(std::move(r));
+    llvm::SmallString<256> image(dir);
+    llvm::sys::path::append(image, rule.schedule + (a.emit == "cubin" ? ".cubin" : ".ptx"));
+    if (!writeGpuBuild(build, a.emit, image.str().str()))
+      return 1;
+  }
+  return writeFile(a.output, json::print(out.toJson())) ? 0 : 1;
+}
+
 int compileCommand(const Args &a) {
+  if (!a.select.empty())
+    return compileSelectionCommand(a);
   auto ctx = makeContext();
   SourceDiagnostics diags(*ctx, llvm::errs());
   Compiled c;
@@ -308,55 +476,7 @@ int compileCommand(const Args &a) {
                              : GpuEmitter::Ptx;
     if (!buildForGpu(c, a.emit == "cubin", build, llvm::errs(), a.printAfterAll, emitter))
       return 1;
-    if (a.emit == "cubin") {
-      // One line per kernel: an op's kernels each get theirs.
-      std::vector<std::pair<const PtxasReport *, const KernelManifest *>> lines;
-      if (build.manifest.isOp())
-        for (const KernelManifest &k : build.manifest.kernels)
-          for (const PtxasReport &e : build.report.entries)
-            if (e.kernel == k.entry)
-              lines.push_back({&e, &k});
-      if (lines.empty())
-        lines.push_back({&build.report, &build.manifest});
-      for (auto [r, k] : lines) {
-        llvm::errs() << "kiln: " << k->entry << " (" << build.manifest.schedule << ") for "
-                     << build.manifest.target << ": " << r->registers << " registers, "
-                     << r->sharedBytes << " bytes static shared memory, " << r->stackBytes
-                     << " bytes stack, " << r->spillStores << " bytes spill stores, "
-                     << r->spillLoads << " bytes spill loads";
-        if (k->dynamicSharedBytes)
-          llvm::errs() << "; " << k->dynamicSharedBytes
-                       << " bytes dynamic shared memory (pipeline rings, staging)";
-        if (r->injectedWaits)
-          llvm::errs() << "; " << r->injectedWaits
-                       << " tensor-core waits added by ptxas (a wgmma's registers used "
-                          "before its wait)";
-        llvm::errs() << "\n";
-      }
-    }
-    const std::string &text = a.emit == "cuda" ? build.cuda : build.ptx;
-    if (a.output.empty()) {
-      llvm::outs() << text;
-      return 0;
-    }
-    build.manifest.image = llvm::sys::path::filename(a.output).str();
-    llvm::SmallString<256> manifestPath(a.output);
-    llvm::sys::path::replace_extension(manifestPath, "json");
-    if (a.emit == "cuda") {
-      // NAME.h beside NAME.cu: the host launcher.
-      llvm::SmallString<256> headerPath(a.output);
-      llvm::sys::path::replace_extension(headerPath, "h");
-      std::string header;
-      llvm::raw_string_ostream hs(header);
-      printLauncherHeader(build.manifest, llvm::sys::path::filename(a.output).str(), {build.origin},
-                          hs);
-      if (!writeFile(headerPath.str().str(), header))
-        return 1;
-    }
-    if (!writeFile(a.output, a.emit == "cubin" ? build.cubin : text) ||
-        !writeFile(manifestPath.str().str(), json::print(build.manifest.toJson())))
-      return 1;
-    return 0;
+    return writeGpuBuild(build, a.emit, a.output) ? 0 : 1;
   }
   if (a.emit != "mlir") // an op's launch plan is host work: no LLVM of its own
     for (tile::HostOp op : llvm::to_vector(c.module->getOps<tile::HostOp>()))
@@ -591,6 +711,18 @@ int main(int argc, char **argv) {
     CompareOptions o;
     o.tilePath = a.input;
     o.schedules = a.schedules;
+    Selection sel;
+    if (llvm::StringRef(a.input).ends_with(".yaml")) { // a selection: its source and schedules
+      if (!loadSelection(a.input, sel, llvm::errs()))
+        return 2;
+      o.tilePath = sel.sourcePath;
+      for (const SelectionRule &r : sel.rules) // a schedule may serve two rules
+        if (std::find(o.schedules.begin(), o.schedules.end(), r.schedulePath) ==
+            o.schedules.end())
+          o.schedules.push_back(r.schedulePath);
+      o.selection = &sel;
+      o.sms = a.sms;
+    }
     o.constants = a.constants;
     o.dims = a.run.dims;
     o.seed = a.run.seed;

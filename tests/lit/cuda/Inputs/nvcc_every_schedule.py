@@ -18,7 +18,8 @@ jobs = []
 for root, tile_of in ((os.path.join(repo, "ops"), None), (os.path.join(repo, "tests/gpu"), "matmul.tile")):
     for dirpath, _, files in os.walk(root):
         for f in sorted(files):
-            if f.endswith(".yaml") and "_sm_" in f:
+            # (Not an op's selections, ops/*/select: they name schedules.)
+            if f.endswith(".yaml") and "_sm_" in f and os.path.basename(dirpath) != "select":
                 op_dir = os.path.dirname(dirpath) if dirpath.endswith("schedules") else dirpath
                 if tile_of:
                     tile = os.path.join(op_dir, tile_of)

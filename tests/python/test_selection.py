@@ -1,0 +1,73 @@
+"""Selections (docs/schedule.md, "Selections"): the conditions' evaluator,
+and the bundled GDN prefill selection against the measured times it was
+written from: at every shape of that bench run it picks a schedule within
+3% of the fastest Kiln schedule measured there."""
+import json
+import subprocess
+
+import pytest
+
+from conftest import REPO, needs_kiln, real_kiln
+from kiln import KilnError, load
+from kiln.selection import Selected, choose, evaluate
+
+MEASURED = REPO / "bench" / "results" / "fi_h200_2026-11-28_prefill.json"
+SELECTION = REPO / "ops" / "gdn" / "select" / "prefill_sm_90a.yaml"
+
+
+def test_evaluate_follows_cpp_rules():
+    dims = {"N": 4, "HV": 32}
+    assert evaluate(["N", "HV", "*", "128", ">="], dims, 132) == 1
+    assert evaluate(["sms", "N", "2", "*", "/"], dims, 132) == 16
+    assert evaluate(["0", "7", "-", "2", "/"], dims, 132) == -3  # toward zero, as C++
+    assert evaluate(["N", "1", "=="], dims, 132) == 0
+    with pytest.raises(ValueError, match="unknown name 'B'"):
+        evaluate(["B", "1", "=="], dims, 132)
+    with pytest.raises(ValueError, match="division by zero"):
+        evaluate(["N", "0", "/"], dims, 132)
+
+
+def test_choose_takes_the_first_rule_that_holds():
+    rules = [{"schedule": "a", "when": [{"text": "N == 1", "rpn": ["N", "1", "=="]},
+                                        {"text": "HV >= 32", "rpn": ["HV", "32", ">="]}]},
+             {"schedule": "b", "when": []}]
+    assert choose(rules, {"N": 1, "HV": 32}, 132) == 0
+    assert choose(rules, {"N": 1, "HV": 8}, 132) == 1
+    assert choose(rules, {"N": 2, "HV": 32}, 132) == 1
+    with pytest.raises(KilnError, match=r"rule 1 \(a\), condition 'N == 1': unknown name 'N'"):
+        choose(rules, {"HV": 8}, 132)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    if real_kiln() is None:
+        pytest.skip("needs build/bin/kiln or $KILN_BIN")
+    out = tmp_path_factory.mktemp("sel") / "prefill.json"
+    subprocess.run([str(real_kiln()), "compile", "--select", str(SELECTION), "--emit", "ptx",
+                    "-o", str(out)], check=True, capture_output=True)
+    return out
+
+
+@needs_kiln
+def test_bundled_prefill_selection_picks_the_fastest_measured(built):
+    rules = json.loads(built.read_text())["rules"]
+    schedules = {r["schedule"] for r in rules}
+    bench = json.loads(MEASURED.read_text())
+    assert bench["rows"], "no measured shapes"
+    for row in bench["rows"]:
+        dims = {k: row[k] for k in ("T", "N", "H", "HV")}
+        picked = rules[choose(rules, dims, 132)]["schedule"]  # the H200's 132 SMs
+        times = {s: row[f"{s}_graph_ms"] for s in schedules}
+        best = min(times.values())
+        assert times[picked] <= 1.03 * best, (
+            f"{row['shape']} {row['H']}/{row['HV']}: picks {picked} ({times[picked]:.3f} ms), "
+            f"fastest {min(times, key=times.get)} ({best:.3f} ms)")
+
+
+@needs_kiln
+def test_load_gives_a_selected_op(built):
+    sel = load(built)
+    assert isinstance(sel, Selected)
+    assert [k.info.schedule for k in sel.kernels] == [
+        "prefill_split_sm_90a_overlap.yaml", "prefill_split_sm_90a_cp.yaml"]
+    assert "prefill_split_sm_90a_cp" in repr(sel)
