@@ -18,7 +18,7 @@ import sys
 import torch
 
 import kiln
-from prefill_bench import make_inputs, varlen_57
+from prefill_bench import make_inputs, same_bytes, varlen_57
 
 sys.path.insert(0, os.environ.get("FLA_PATH", ".peer"))
 from fla.ops.gated_delta_rule import chunk_gated_delta_rule  # noqa: E402
@@ -63,8 +63,7 @@ def main():
             differ = 0
             for _ in range(args.runs):
                 o, hT = call()
-                differ += not (torch.equal(o.view(torch.int16), o_ref.view(torch.int16)) and
-                               torch.equal(hT.view(torch.int32), s_ref.view(torch.int32)))
+                differ += not same_bytes(o, hT, o_ref, s_ref)
             ok = ok and differ == 0
             failed += not ok
             print(f"{'PASS' if ok else 'FAIL'} {kern.tag} {name} {H}/{HV}: {args.runs} runs as the "

@@ -369,18 +369,9 @@ std::unique_ptr<GpuKernel> kiln::loadKernelFromManifest(const std::string &path,
 }
 
 std::unique_ptr<GpuSelection> GpuSelection::load(const std::string &path, std::string &error) {
-  std::ifstream in(path);
-  if (!in) {
-    error = "cannot read manifest '" + path + "'";
-    return nullptr;
-  }
-  std::stringstream ss;
-  ss << in.rdbuf();
   json::Value v;
-  if (!json::parse(ss.str(), v, error)) {
-    error = path + ": " + error;
+  if (!json::parseFile(path, v, error))
     return nullptr;
-  }
   if (!SelectionManifest::isSelection(v))
     return nullptr;
   auto sel = std::make_unique<GpuSelection>();

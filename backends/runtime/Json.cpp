@@ -1,6 +1,9 @@
 //===- Json.cpp - the little JSON the runtime reads and writes ------------===//
 #include "backends/runtime/Json.h"
 
+#include <fstream>
+#include <sstream>
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -220,4 +223,19 @@ std::string kiln::json::print(const Value &v) {
   std::string out;
   printTo(v, out, 0);
   return out + "\n";
+}
+
+bool kiln::json::parseFile(const std::string &path, Value &out, std::string &error) {
+  std::ifstream in(path);
+  if (!in) {
+    error = "cannot read manifest '" + path + "'";
+    return false;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (!parse(ss.str(), out, error)) {
+    error = path + ": " + error;
+    return false;
+  }
+  return true;
 }

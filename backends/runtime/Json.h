@@ -69,6 +69,9 @@ struct Value {
 
 /// Parses `text`; on error returns false with "line L, column C: what".
 bool parse(const std::string &text, Value &out, std::string &error);
+/// Reads and parses manifest file `path`; errors name it ("cannot read
+/// manifest 'P'", "P: line L, column C: what").
+bool parseFile(const std::string &path, Value &out, std::string &error);
 /// Pretty-prints with two-space indents and a trailing newline.
 std::string print(const Value &v);
 

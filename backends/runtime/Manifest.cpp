@@ -175,15 +175,10 @@ bool KernelManifest::fromJson(const Value &v, KernelManifest &m, std::string &er
 }
 
 bool KernelManifest::load(const std::string &path, KernelManifest &m, std::string &error) {
-  std::ifstream in(path);
-  if (!in) {
-    error = "cannot read manifest '" + path + "'";
-    return false;
-  }
-  std::stringstream ss;
-  ss << in.rdbuf();
   Value v;
-  if (!json::parse(ss.str(), v, error) || !fromJson(v, m, error)) {
+  if (!json::parseFile(path, v, error))
+    return false;
+  if (!fromJson(v, m, error)) {
     error = path + ": " + error;
     return false;
   }

@@ -960,7 +960,15 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
       return failure();
     RolePlan &role = plan.roles[r];
     closeOver(plan, r, seeds[r]);
-    kernel.walk([&](ProgramIdsOp ids) { role.runs.insert(ids); });
+    // Every role knows its program's ids; a persistent loop also strides
+    // over the grid, so each role computes the extents too (a copy-only
+    // role needs nothing else of them).
+    kernel.walk([&](ProgramIdsOp ids) {
+      if (plan.persistent)
+        closeOver(plan, r, {ids.getOperation()});
+      else
+        role.runs.insert(ids);
+    });
   }
   for (RingPlan &ring : plan.rings) {
     for (auto [r, role] : llvm::enumerate(plan.roles)) {
