@@ -13,6 +13,12 @@ def TileApplySchedule : Pass<"tile-apply-schedule", "::mlir::ModuleOp"> {
     that owns each op named by a warp role (`tile.role`), and the pipeline that
     carries each load named by a pipeline (`tile.pipeline`). A schedule that
     names an op the kernel lacks, or a grid axis it does not have, is an error.
+    A loop-carried var the schedule keeps where the tensor cores accumulate
+    (`registers:` / `tensor_memory:`, `resident` on the attribute) and that
+    the loop updates as `dot(a, b, acc)` is rewritten to `acc + dot(a, b)`,
+    the form a resident accumulation takes (the sum keeps the product's ID):
+    `%d = tile.dot %x, %y, %acc` becomes `%p = tile.dot %x, %y` and
+    `%d = tile.add %acc, %p`.
 
     Before:
     ```mlir

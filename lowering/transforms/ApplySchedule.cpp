@@ -1,6 +1,9 @@
 //===- ApplySchedule.cpp - bind a #tile.schedule to a kernel's ops --------===//
 #include "dsl/TileDialect.h"
+#include "dsl/schedule/Schedule.h"
 #include "lowering/Passes.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_TILEAPPLYSCHEDULE
@@ -12,7 +15,38 @@ using namespace kiln::tile;
 
 namespace {
 
+/// A var the schedule keeps where the tensor cores accumulate (`registers:`,
+/// `tensor_memory:`) is updated in the loop as `acc + dot(a, b)` (or `acc *
+/// s + dot(a, b)`); `dot(a, b, acc)` says the same and is written so here,
+/// the sum taking the product's attributes (its ID among them).
+void splitResidentAccumulation(KernelOp kernel, ScheduleAttr schedule) {
+  ArrayAttr kept = schedule.getResident();
+  if (!kept)
+    return;
+  llvm::StringMap<Operation *> byId = kernel.getOpsById();
+  for (StringRef name : kept.getAsValueRange<StringAttr>()) {
+    Operation *init = byId.lookup(name);
+    auto loop = init ? dyn_cast_or_null<scf::ForOp>(kiln::loopCarrying(init).first) : nullptr;
+    if (!loop) // (the schedule's check names what is wrong)
+      continue;
+    unsigned index = kiln::loopCarrying(init).second;
+    Value carried = loop.getRegionIterArgs()[index];
+    auto dot = loop.getBody()->getTerminator()->getOperand(index).getDefiningOp<DotOp>();
+    if (!dot || dot.getAcc() != carried || dot->getBlock() != loop.getBody() || !dot->hasOneUse())
+      continue;
+    OpBuilder b(dot);
+    auto product = DotOp::create(b, dot.getLoc(), dot.getType(), dot.getLhs(), dot.getRhs(),
+                                 Value());
+    auto sum = AddOp::create(b, dot.getLoc(), carried, product);
+    for (NamedAttribute attr : dot->getDiscardableAttrs())
+      sum->setAttr(attr.getName(), attr.getValue());
+    dot.replaceAllUsesWith(sum.getResult());
+    dot.erase();
+  }
+}
+
 LogicalResult applySchedule(KernelOp kernel, ScheduleAttr schedule) {
+  splitResidentAccumulation(kernel, schedule);
   llvm::StringMap<Operation *> byId = kernel.getOpsById();
 
   ProgramIdsOp ids = kernel.getProgramIds();
