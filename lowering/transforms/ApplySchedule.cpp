@@ -35,8 +35,8 @@ void splitResidentAccumulation(KernelOp kernel, ScheduleAttr schedule) {
     if (!dot || dot.getAcc() != carried || dot->getBlock() != loop.getBody() || !dot->hasOneUse())
       continue;
     OpBuilder b(dot);
-    auto product = DotOp::create(b, dot.getLoc(), dot.getType(), dot.getLhs(), dot.getRhs(),
-                                 Value());
+    auto product =
+        DotOp::create(b, dot.getLoc(), dot.getType(), dot.getLhs(), dot.getRhs(), Value());
     auto sum = AddOp::create(b, dot.getLoc(), carried, product);
     for (NamedAttribute attr : dot->getDiscardableAttrs())
       sum->setAttr(attr.getName(), attr.getValue());
