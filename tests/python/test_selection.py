@@ -1,7 +1,7 @@
 """Selections (docs/schedule.md, "Selections"): the conditions' evaluator,
-and the bundled GDN prefill selection against the measured times it was
-written from: at every shape of that bench run it picks a schedule within
-3% of the fastest Kiln schedule measured there."""
+and each bundled GDN selection against the measured times it was written
+from: at every shape of that bench run it picks a schedule within 3% of the
+fastest of its schedules measured there."""
 import json
 import subprocess
 
@@ -11,8 +11,12 @@ from conftest import REPO, needs_kiln, real_kiln
 from kiln import KilnError, load
 from kiln.selection import Selected, choose, evaluate
 
-MEASURED = REPO / "bench" / "results" / "fi_h200_2026-11-28_prefill.json"
-SELECTION = REPO / "ops" / "gdn" / "select" / "prefill_sm_90a.yaml"
+RESULTS = REPO / "bench" / "results"
+SELECT = REPO / "ops" / "gdn" / "select"
+# Each bundled selection, and the bench run (and time key) it was written from.
+BUNDLED = [("prefill_sm_90a", "fi_h200_2026-11-28_prefill.json", "_graph_ms"),
+           ("decode_sm_90a", "fi_h200_2026-11-28_decode.json", "_graph_us"),
+           ("decode_sm_90a_bf16", "fi_h200_2026-11-28_decode.json", "_graph_us")]
 
 
 def test_evaluate_follows_cpp_rules():
@@ -38,35 +42,33 @@ def test_choose_takes_the_first_rule_that_holds():
         choose(rules, {"HV": 8}, 132)
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    if real_kiln() is None:
-        pytest.skip("needs build/bin/kiln or $KILN_BIN")
-    out = tmp_path_factory.mktemp("sel") / "prefill.json"
-    subprocess.run([str(real_kiln()), "compile", "--select", str(SELECTION), "--emit", "ptx",
-                    "-o", str(out)], check=True, capture_output=True)
+def build(name, tmp_path):
+    out = tmp_path / f"{name}.json"
+    subprocess.run([str(real_kiln()), "compile", "--select", str(SELECT / f"{name}.yaml"),
+                    "--emit", "ptx", "-o", str(out)], check=True, capture_output=True)
     return out
 
 
 @needs_kiln
-def test_bundled_prefill_selection_picks_the_fastest_measured(built):
-    rules = json.loads(built.read_text())["rules"]
+@pytest.mark.parametrize("name,measured,key", BUNDLED)
+def test_bundled_selection_picks_the_fastest_measured(name, measured, key, tmp_path):
+    rules = json.loads(build(name, tmp_path).read_text())["rules"]
     schedules = {r["schedule"] for r in rules}
-    bench = json.loads(MEASURED.read_text())
+    bench = json.loads((RESULTS / measured).read_text())
     assert bench["rows"], "no measured shapes"
     for row in bench["rows"]:
-        dims = {k: row[k] for k in ("T", "N", "H", "HV")}
+        dims = {k: v for k, v in row.items() if k.isupper() and isinstance(v, int)}
         picked = rules[choose(rules, dims, 132)]["schedule"]  # the H200's 132 SMs
-        times = {s: row[f"{s}_graph_ms"] for s in schedules}
+        times = {s: row[s + key] for s in schedules}
         best = min(times.values())
         assert times[picked] <= 1.03 * best, (
-            f"{row['shape']} {row['H']}/{row['HV']}: picks {picked} ({times[picked]:.3f} ms), "
-            f"fastest {min(times, key=times.get)} ({best:.3f} ms)")
+            f"{name} at {dims}: picks {picked} ({times[picked]}), "
+            f"fastest {min(times, key=times.get)} ({best})")
 
 
 @needs_kiln
-def test_load_gives_a_selected_op(built):
-    sel = load(built)
+def test_load_gives_a_selected_op(tmp_path):
+    sel = load(build("prefill_sm_90a", tmp_path))
     assert isinstance(sel, Selected)
     assert [k.info.schedule for k in sel.kernels] == [
         "prefill_split_sm_90a_overlap.yaml", "prefill_split_sm_90a_cp.yaml"]

@@ -312,29 +312,42 @@ void printSelection(const CompareOptions &o, const json::Value *benchRows) {
     return;
   std::printf("  measured shapes (%s): picked, and the fastest measured\n", o.measuredPath.c_str());
   for (const json::Value &row : benchRows->array) {
+    // The benches time in ms (prefill_bench.py: NAME_graph_ms) or in us
+    // (decode_bench.py: NAME_graph_us).
     std::map<std::string, int64_t> dims;
-    std::string best;
-    double bestMs = 0;
+    std::map<std::string, double> times;
+    std::string unit;
     for (auto &[key, v] : row.object) {
-      if (v.kind == json::Value::Number && llvm::all_of(key, [](char c) {
+      if (v.kind != json::Value::Number)
+        continue;
+      if (llvm::all_of(key, [](char c) {
             return std::isupper((unsigned char)c) || std::isdigit((unsigned char)c);
           }))
         dims[key] = v.asInt();
-      llvm::StringRef k(key);
-      if (v.kind == json::Value::Number && k.consume_back("_graph_ms") &&
-          std::any_of(sel.rules.begin(), sel.rules.end(),
-                      [&](const SelectionRule &r) { return r.schedule == k; }) &&
-          (best.empty() || v.number < bestMs)) {
-        best = k.str();
-        bestMs = v.number;
+      for (const char *u : {"ms", "us"}) {
+        llvm::StringRef k(key);
+        if (k.consume_back(std::string("_graph_") + u) &&
+            llvm::any_of(sel.rules, [&](const SelectionRule &r) { return r.schedule == k; })) {
+          times[k.str()] = v.number;
+          unit = u;
+        }
       }
     }
-    std::string chosen = pick(dims);
-    const json::Value *t = row.get(chosen.substr(0, chosen.find(' ')) + "_graph_ms");
+    auto timed = [&](const std::string &schedule) {
+      auto it = times.find(schedule);
+      if (it == times.end())
+        return std::string();
+      char buf[48];
+      std::snprintf(buf, sizeof buf, " %.3f %s", it->second, unit.c_str());
+      return std::string(buf);
+    };
+    std::string chosen = pick(dims), best;
+    for (auto &[schedule, t] : times)
+      if (best.empty() || t < times[best])
+        best = schedule;
     std::printf("    %-28s %-52s %s\n", describeDims(dims).c_str(),
-                (chosen + (t ? " " + std::to_string(t->number).substr(0, 5) + " ms" : "")).c_str(),
-                best.empty() ? "-"
-                             : (best + " " + std::to_string(bestMs).substr(0, 5) + " ms").c_str());
+                (chosen + timed(chosen.substr(0, chosen.find(' ')))).c_str(),
+                best.empty() ? "-" : (best + timed(best)).c_str());
   }
 }
 
