@@ -117,45 +117,37 @@ class Selected:
     def __repr__(self):
         return f"<kiln.Selected {self.name}: {', '.join(r['schedule'] for r in self.rules)}>"
 
-    def _sms(self, args):
+    @staticmethod
+    def _sms(device):
         import torch
-        first = next((args[i] for i in self._views if isinstance(args[i], torch.Tensor)
-                      and args[i].is_cuda), None)
-        device = first.get_device() if first is not None else torch.cuda.current_device()
+        if device is None:
+            device = torch.cuda.current_device()
         return torch.cuda.get_device_properties(device).multi_processor_count
 
-    def pick(self, *args):
-        """The Kernel these arguments' shapes run."""
-        try:
-            key = tuple(tuple(args[i].shape) for i in self._views)
-        except (AttributeError, IndexError):
-            key = None
+    def pick(self, *args, sms=None):
+        """The Kernel these arguments' shapes run on the device of the first
+        CUDA tensor among them (or on a GPU of `sms` multiprocessors)."""
+        sig = self.info.signature
+        if len(args) != len(sig.params):
+            raise TypeError(f"{self.name} takes {len(sig.params)} arguments, got {len(args)}")
+        for p, a in zip(sig.params, args):
+            if p.is_view and not hasattr(a, "shape"):
+                raise TypeError(f"{self.name}: argument '{p.name}' must be a CUDA tensor, "
+                                f"got {type(a).__name__}")
+        device = next((args[i].get_device() for i in self._views
+                       if getattr(args[i], "is_cuda", False)), None)
+        key = (sms or device, tuple(tuple(args[i].shape) for i in self._views))
         kernel = self._chosen.get(key)
         if kernel is None:
-            sig = self.info.signature
-            if len(args) != len(sig.params):
-                raise TypeError(f"{self.name} takes {len(sig.params)} arguments, got {len(args)}")
+            # Shapes only: the kernel picked checks dtypes (and the rest) when called.
             specs = [(p.dtype, tuple(a.shape)) if p.is_view else None
                      for p, a in zip(sig.params, args)]
-            specs = [(_dtype_name(a, s) if s else None) for a, s in zip(args, specs)]
             dims = binding.bind(self.name, sig.params, sig.dims, specs)
-            kernel = self.kernels[choose(self.rules, dims, self._sms(args))]
-            if key is not None:
-                self._chosen[key] = kernel
+            kernel = self.kernels[choose(self.rules, dims, sms or self._sms(device))]
+            self._chosen[key] = kernel
         return kernel
 
     def __call__(self, *args):
         kernel = self.pick(*args)
         kernel.serial = self.serial
         kernel(*args)
-
-
-def _dtype_name(a, spec):
-    """(dtype name, shape) of tensor `a` as binding.bind takes it: the
-    parameter's dtype when the tensor has it (the kernel's own checks say
-    what is wrong otherwise)."""
-    from .launch import TORCH_DTYPES
-    want, shape = spec
-    got = getattr(a, "dtype", None)
-    return (want if TORCH_DTYPES.get(want) is got else str(got), shape)
-

@@ -73,3 +73,28 @@ def test_load_gives_a_selected_op(tmp_path):
     assert [k.info.schedule for k in sel.kernels] == [
         "prefill_split_sm_90a_overlap.yaml", "prefill_split_sm_90a_cp.yaml"]
     assert "prefill_split_sm_90a_cp" in repr(sel)
+
+
+@needs_kiln
+def test_pick_binds_the_dims_from_the_arguments(tmp_path):
+    import numpy as np
+    sel = load(build("prefill_sm_90a", tmp_path))
+
+    def args(lens, H, HV):
+        T, N = sum(lens), len(lens)
+        arr = lambda *shape: np.zeros(shape, np.float32)  # noqa: E731 (shapes are what count)
+        return (arr(T, H, 128), arr(T, H, 128), arr(T, HV, 128), arr(T, HV), arr(T, HV),
+                arr(HV), arr(HV), arr(N + 1), arr(N), arr(N, HV, 128, 128),
+                arr(N, HV, 128, 128), arr(T, HV, 128), 0.1, 1)
+
+    assert sel.pick(*args([8192], 16, 32), sms=132).info.schedule == \
+        "prefill_split_sm_90a_overlap.yaml"
+    assert sel.pick(*args([4096] * 4, 16, 32), sms=132).info.schedule == \
+        "prefill_split_sm_90a_cp.yaml"
+    assert sel.pick(*args([8192], 4, 8), sms=132).info.schedule == "prefill_split_sm_90a_cp.yaml"
+    with pytest.raises(ValueError, match="argument 'k' dim 0 \\(T\\) is 5"):
+        bad = list(args([8192], 16, 32))
+        bad[1] = np.zeros((5, 16, 128))
+        sel.pick(*bad, sms=132)
+    with pytest.raises(TypeError, match="argument 'q' must be a CUDA tensor, got int"):
+        sel.pick(*((1,) + args([8192], 16, 32)[1:]), sms=132)
