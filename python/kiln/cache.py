@@ -1,7 +1,7 @@
 """The compile cache: cubins and manifests by what they were built from.
 
 An entry is CACHE/<input hash>/<compiler id>/ holding NAME.cubin and
-NAME.json. The input hash covers everything `kiln compile` reads: the
+NAME.json (a selection's: each of its schedules so, and selection.json). The input hash covers everything `kiln compile` reads: the
 source's bytes, the schedule's bytes and file name (the manifest records
 it), and the consts given with -D. The compiler id (binary.compiler_id)
 sits one level down, so a machine without the binary (the GPU machines
@@ -37,9 +37,15 @@ def input_key(source, schedule, schedule_name, consts):
     return h.hexdigest()
 
 
+SELECTION = "selection.json"  # a selection's entry: this, beside each schedule's manifest
+
+
 def manifest_in(entry):
-    """The manifest in entry directory `entry`, or None."""
+    """The manifest in entry directory `entry` (a selection's entry: its
+    selection manifest), or None."""
     found = sorted(entry.glob("*.json")) if entry.is_dir() else []
+    if entry.is_dir() and (entry / SELECTION).is_file():
+        return entry / SELECTION
     return found[0] if found else None
 
 

@@ -8,6 +8,7 @@ script calls kiln.compile() the same way on the build host and on the GPU
 machine, and the cache directory is what travels between them.
 """
 import operator
+import re
 import subprocess
 from pathlib import Path
 
@@ -90,3 +91,54 @@ def _run_compile(kiln, tile, schedule, consts, out):
         raise CompileError(command, done.returncode, done.stderr)
     if not (cubin.is_file() and cubin.with_suffix(".json").is_file()):
         raise KilnError(f"{' '.join(command)} wrote no {cubin.name} and manifest")
+
+
+def select(selection, consts=None, *, cache_dir=None, kiln_bin=None):
+    """The op a selection file (docs/schedule.md, "Selections") makes: every
+    schedule it names built for its GPU target, as one kiln.Selected that
+    runs the schedule each call's shape picks. Cached as compile() caches,
+    by the selection's bytes, its source's and those of every schedule
+    beside that source (a change to any of them builds it again), the
+    consts and the compiler."""
+    selection = Path(selection)
+    consts = check_consts(consts)
+    text = selection.read_bytes()
+    found = re.search(rb"^source:[ \t]*(\S+)", text, re.M)
+    if not found:
+        raise KilnError(f"{selection}: a selection needs a `source:` line")
+    source = selection.parent / found.group(1).decode()
+    if not source.is_file():
+        raise KilnError(f"{selection}: no source '{source}'")
+    schedules = b"".join(p.name.encode() + b"\0" + p.read_bytes() + b"\0"
+                         for p in sorted((source.parent / "schedules").glob("*.yaml")))
+    key = cache.input_key(source.read_bytes(), text + b"\0" + schedules,
+                          "select:" + selection.name, consts)
+    root = Path(cache_dir) if cache_dir is not None else cache.default_dir()
+    kiln = binary.find(kiln_bin)
+    if kiln is None:
+        found = cache.lookup(root, key)
+        if found is None:
+            raise KilnError(
+                f"cannot build selection {selection}: no kiln binary ({binary.searched()}) "
+                f"and no cache entry {key[:16]}... under {root}; build it where kiln is built "
+                "and copy that cache directory here (or point $KILN_CACHE_DIR at it)")
+        return load(found)
+    compiler = binary.compiler_id(kiln)
+    found = cache.lookup(root, key, compiler)
+    if found is None:
+        found = cache.store(root, key, compiler,
+                            lambda out: _run_select(kiln, selection, consts, out))
+    return load(found)
+
+
+def _run_select(kiln, selection, consts, out):
+    """Runs `kiln compile --select`, writing out/selection.json and each
+    schedule's cubin and manifest beside it."""
+    manifest = out / cache.SELECTION
+    command = [kiln, "compile", "--select", str(selection), "--emit", "cubin", "-o",
+               str(manifest), *const_flags(consts)]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise CompileError(command, done.returncode, done.stderr)
+    if not manifest.is_file():
+        raise KilnError(f"{' '.join(command)} wrote no {manifest.name}")

@@ -98,3 +98,20 @@ def test_pick_binds_the_dims_from_the_arguments(tmp_path):
         sel.pick(*bad, sms=132)
     with pytest.raises(TypeError, match="argument 'q' must be a CUDA tensor, got int"):
         sel.pick(*((1,) + args([8192], 16, 32)[1:]), sms=132)
+
+
+@needs_kiln
+def test_select_builds_once_and_is_found_without_the_binary(tmp_path, monkeypatch):
+    from kiln import select
+    cache_dir = tmp_path / "cache"
+    sel = select(SELECT / "decode_sm_90a_bf16.yaml", cache_dir=cache_dir, kiln_bin=real_kiln())
+    assert isinstance(sel, Selected) and str(sel.path).endswith("selection.json")
+    assert [k.info.schedule for k in sel.kernels] == [
+        "decode_sm_90a_bf16.yaml", "decode_sm_90a_bv16_bf16.yaml"]
+    entry = sorted(p for p in cache_dir.rglob("*") if p.is_file())
+    assert sum(p.suffix == ".cubin" for p in entry) == 2
+    # A GPU machine has no kiln binary: the entry serves it.
+    monkeypatch.setenv("KILN_BIN", str(tmp_path / "missing"))
+    monkeypatch.setattr("kiln.binary.find", lambda kiln_bin=None: None)
+    again = select(SELECT / "decode_sm_90a_bf16.yaml", cache_dir=cache_dir)
+    assert again.path == sel.path
