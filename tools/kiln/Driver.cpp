@@ -396,3 +396,65 @@ bool kiln::runOnCpu(const std::string &tilePath, const std::string &schedulePath
     *runMs = launchMs;
   return true;
 }
+
+/// What one call of a compiled op takes: its dims, then each parameter's
+/// name and type, printed.
+static std::string callSignature(Compiled &c, std::vector<std::string> &dims, std::string &name) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  auto print = [&](auto entry) {
+    name = entry.getSymName().str();
+    for (mlir::Attribute d : entry.getDimNames())
+      dims.push_back(mlir::cast<mlir::StringAttr>(d).getValue().str());
+    os << entry.getDimNames() << entry.getFunctionType();
+    if (auto args = entry.getArgAttrs())
+      os << *args;
+  };
+  auto ops = llvm::to_vector(c.module->getOps<tile::HostOp>());
+  if (!ops.empty())
+    print(ops.front());
+  else
+    print(*c.module->getOps<tile::KernelOp>().begin());
+  return text;
+}
+
+bool kiln::checkSelection(const Selection &sel,
+                          const std::map<std::string, lang::ExternalValue> &constants,
+                          llvm::raw_ostream &errs) {
+  std::string first, firstRule;
+  for (const SelectionRule &rule : sel.rules) {
+    auto ctx = makeContext();
+    Compiled c;
+    if (!compileOp(*ctx, sel.sourcePath, rule.schedulePath, constants, c, errs))
+      return false;
+    if (c.schedule.target->name != sel.target) {
+      errs << sel.diag(rule.pos, "schedule '" + rule.schedule + "' is for " +
+                                     c.schedule.target->name + ", the selection for " + sel.target);
+      return false;
+    }
+    std::vector<std::string> dims;
+    std::string name;
+    std::string signature = callSignature(c, dims, name);
+    if (firstRule.empty()) {
+      first = signature;
+      firstRule = rule.schedule;
+    } else if (signature != first) {
+      errs << sel.diag(rule.pos, "schedule '" + rule.schedule +
+                                     "' builds an op whose parameters differ from those of '" +
+                                     firstRule + "': one call must fit every rule");
+      return false;
+    }
+    for (const SelectionCondition &cond : rule.when)
+      for (size_t k = 0; k < cond.names.size(); ++k)
+        if (cond.names[k] != "sms" &&
+            std::find(dims.begin(), dims.end(), cond.names[k]) == dims.end()) {
+          std::string known;
+          for (const std::string &d : dims)
+            known += d + ", ";
+          errs << sel.diag(cond.namePos[k], "'" + cond.names[k] + "' is not a runtime dim of " +
+                                                name + " (" + known + "or sms)");
+          return false;
+        }
+  }
+  return true;
+}

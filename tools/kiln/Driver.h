@@ -6,6 +6,7 @@
 #include "backends/runtime/Manifest.h"
 #include "dsl/lang/Compile.h"
 #include "dsl/schedule/Schedule.h"
+#include "dsl/schedule/Selection.h"
 #include "ops/Harness.h"
 #include "tools/kiln/Reference.h"
 
@@ -76,6 +77,15 @@ bool runOnCpu(const std::string &tilePath, const std::string &schedulePath,
               const std::map<std::string, lang::ExternalValue> &constants, RunConfig config,
               std::vector<CheckResult> &checks, llvm::raw_ostream &errs,
               double *compileMs = nullptr, double *runMs = nullptr, const DataOptions &data = {});
+
+/// Checks a loaded selection against its source (dsl/schedule/Selection.h):
+/// every rule's schedule compiles for the selection's target, all of them
+/// build ops taking the same parameters and dims (one call fits every
+/// rule), and each condition names only those dims or `sms`. Errors name
+/// the selection's line.
+bool checkSelection(const Selection &sel,
+                    const std::map<std::string, lang::ExternalValue> &constants,
+                    llvm::raw_ostream &errs);
 
 /// Whether a run of `kernelName` goes through its golden harness (it has
 /// one and no --inputs, --save, --expect or --range asks for data of the
