@@ -60,37 +60,51 @@ def compile(tile, schedule, consts=None, *, cache_dir=None, kiln_bin=None):  # n
     tile, schedule = Path(tile), Path(schedule)
     consts = check_consts(consts)
     key = cache.input_key(tile.read_bytes(), schedule.read_bytes(), schedule.name, consts)
+    what = (f"compile {tile} with {schedule.name}"
+            f"{' and ' + ' '.join(const_flags(consts)) if consts else ''}")
+
+    def build(kiln, out):
+        # out/NAME.cubin and out/NAME.json, NAME the schedule's (so a bench
+        # table's tag is the schedule's name).
+        cubin = out / f"{schedule.stem}.cubin"
+        _run(kiln, [str(tile), "-s", str(schedule), "--emit", "cubin", "-o", str(cubin)], consts,
+             [cubin, cubin.with_suffix(".json")])
+
+    return load(_cached(key, what, build, cache_dir, kiln_bin))
+
+
+def _cached(key, what, build, cache_dir, kiln_bin):
+    """The manifest of cache entry `key`: with a kiln binary at hand, its
+    compiler's entry, made by build(kiln, directory) on a miss; without one
+    (a GPU machine), the newest entry any compiler made. `what` says what
+    could not be done when neither is there."""
     root = Path(cache_dir) if cache_dir is not None else cache.default_dir()
     kiln = binary.find(kiln_bin)
     if kiln is None:
         found = cache.lookup(root, key)
         if found is None:
             raise KilnError(
-                f"cannot compile {tile} with {schedule.name}"
-                f"{' and ' + ' '.join(const_flags(consts)) if consts else ''}: no kiln binary "
-                f"({binary.searched()}) and no cache entry {key[:16]}... under {root}; compile "
-                "it where kiln is built and copy that cache directory here (or point "
-                "$KILN_CACHE_DIR at it)")
-        return load(found)
+                f"cannot {what}: no kiln binary ({binary.searched()}) and no cache entry "
+                f"{key[:16]}... under {root}; compile it where kiln is built and copy that "
+                "cache directory here (or point $KILN_CACHE_DIR at it)")
+        return found
     compiler = binary.compiler_id(kiln)
     found = cache.lookup(root, key, compiler)
     if found is None:
-        found = cache.store(root, key, compiler,
-                            lambda out: _run_compile(kiln, tile, schedule, consts, out))
-    return load(found)
+        found = cache.store(root, key, compiler, lambda out: build(kiln, out))
+    return found
 
 
-def _run_compile(kiln, tile, schedule, consts, out):
-    """Runs `kiln compile` writing out/NAME.cubin and out/NAME.json, NAME
-    the schedule's (so a bench table's tag is the schedule's name)."""
-    cubin = out / f"{schedule.stem}.cubin"
-    command = [kiln, "compile", str(tile), "-s", str(schedule), "--emit", "cubin",
-               "-o", str(cubin), *const_flags(consts)]
+def _run(kiln, args, consts, wants):
+    """Runs `kiln compile ARGS -D...`; CompileError with its diagnostics
+    when it fails, KilnError when it did not write the files `wants`."""
+    command = [kiln, "compile", *args, *const_flags(consts)]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         raise CompileError(command, done.returncode, done.stderr)
-    if not (cubin.is_file() and cubin.with_suffix(".json").is_file()):
-        raise KilnError(f"{' '.join(command)} wrote no {cubin.name} and manifest")
+    missing = [w.name for w in wants if not w.is_file()]
+    if missing:
+        raise KilnError(f"{' '.join(command)} wrote no {' and '.join(missing)}")
 
 
 def select(selection, consts=None, *, cache_dir=None, kiln_bin=None):
@@ -113,32 +127,11 @@ def select(selection, consts=None, *, cache_dir=None, kiln_bin=None):
                          for p in sorted((source.parent / "schedules").glob("*.yaml")))
     key = cache.input_key(source.read_bytes(), text + b"\0" + schedules,
                           "select:" + selection.name, consts)
-    root = Path(cache_dir) if cache_dir is not None else cache.default_dir()
-    kiln = binary.find(kiln_bin)
-    if kiln is None:
-        found = cache.lookup(root, key)
-        if found is None:
-            raise KilnError(
-                f"cannot build selection {selection}: no kiln binary ({binary.searched()}) "
-                f"and no cache entry {key[:16]}... under {root}; build it where kiln is built "
-                "and copy that cache directory here (or point $KILN_CACHE_DIR at it)")
-        return load(found)
-    compiler = binary.compiler_id(kiln)
-    found = cache.lookup(root, key, compiler)
-    if found is None:
-        found = cache.store(root, key, compiler,
-                            lambda out: _run_select(kiln, selection, consts, out))
-    return load(found)
 
+    def build(kiln, out):
+        # out/selection.json, each schedule's cubin and manifest beside it.
+        manifest = out / cache.SELECTION
+        _run(kiln, ["--select", str(selection), "--emit", "cubin", "-o", str(manifest)], consts,
+             [manifest])
 
-def _run_select(kiln, selection, consts, out):
-    """Runs `kiln compile --select`, writing out/selection.json and each
-    schedule's cubin and manifest beside it."""
-    manifest = out / cache.SELECTION
-    command = [kiln, "compile", "--select", str(selection), "--emit", "cubin", "-o",
-               str(manifest), *const_flags(consts)]
-    done = subprocess.run(command, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise CompileError(command, done.returncode, done.stderr)
-    if not manifest.is_file():
-        raise KilnError(f"{' '.join(command)} wrote no {manifest.name}")
+    return load(_cached(key, f"build selection {selection}", build, cache_dir, kiln_bin))

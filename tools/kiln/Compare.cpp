@@ -265,19 +265,6 @@ void estimateFlops(tile::KernelOp kernel, const std::map<std::string, int64_t> &
   row.flops += blockFlops(kernel.getBody().front(), kernel, dims, mid) * programs;
 }
 
-/// The selection's rules as the runtime reads them.
-SelectionManifest selectionRules(const Selection &sel) {
-  SelectionManifest m;
-  for (const SelectionRule &r : sel.rules) {
-    SelectionManifest::Rule rule;
-    rule.schedule = r.schedule;
-    for (const SelectionCondition &c : r.when)
-      rule.when.push_back({c.text, c.rpn});
-    m.rules.push_back(std::move(rule));
-  }
-  return m;
-}
-
 std::string describeDims(const std::map<std::string, int64_t> &dims) {
   std::string out;
   for (auto &[k, v] : dims)
@@ -289,7 +276,7 @@ std::string describeDims(const std::map<std::string, int64_t> &dims) {
 /// beside the fastest measured Kiln schedule of that shape.
 void printSelection(const CompareOptions &o, const json::Value *benchRows) {
   const Selection &sel = *o.selection;
-  SelectionManifest rules = selectionRules(sel);
+  SelectionManifest rules = selectionManifest(sel);
   std::printf("selection %s (%s, %lld SMs): the first rule that holds runs\n", sel.path.c_str(),
               sel.target.c_str(), (long long)o.sms);
   for (size_t i = 0; i < rules.rules.size(); ++i) {

@@ -458,3 +458,18 @@ bool kiln::checkSelection(const Selection &sel,
   }
   return true;
 }
+
+SelectionManifest kiln::selectionManifest(const Selection &sel) {
+  SelectionManifest m;
+  m.target = sel.target;
+  m.source = sel.sourcePath;
+  for (const SelectionRule &r : sel.rules) {
+    SelectionManifest::Rule rule;
+    rule.schedule = r.schedule;
+    rule.manifest = r.schedule + ".json";
+    for (const SelectionCondition &c : r.when)
+      rule.when.push_back({c.text, c.rpn});
+    m.rules.push_back(std::move(rule));
+  }
+  return m;
+}

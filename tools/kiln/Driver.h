@@ -4,6 +4,7 @@
 
 #include "backends/ptx/PtxBackend.h"
 #include "backends/runtime/Manifest.h"
+#include "backends/runtime/Selection.h"
 #include "dsl/lang/Compile.h"
 #include "dsl/schedule/Schedule.h"
 #include "dsl/schedule/Selection.h"
@@ -86,6 +87,12 @@ bool runOnCpu(const std::string &tilePath, const std::string &schedulePath,
 bool checkSelection(const Selection &sel,
                     const std::map<std::string, lang::ExternalValue> &constants,
                     llvm::raw_ostream &errs);
+
+/// The selection manifest of `sel` as `kiln compile --select` writes it:
+/// each rule's schedule, its manifest's file (SCHEDULE.json, beside the
+/// selection manifest) and its conditions in postfix form; `op` is left to
+/// the builder, which knows the op its schedules build.
+SelectionManifest selectionManifest(const Selection &sel);
 
 /// Whether a run of `kernelName` goes through its golden harness (it has
 /// one and no --inputs, --save, --expect or --range asks for data of the

@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <set>
 
 using namespace mlir;
 using namespace kiln;
@@ -390,10 +391,11 @@ int compileSelectionCommand(const Args &a) {
     return 1;
   llvm::SmallString<256> dir(a.output);
   llvm::sys::path::remove_filename(dir);
-  SelectionManifest out;
-  out.target = sel.target;
-  out.source = sel.sourcePath;
+  SelectionManifest out = selectionManifest(sel);
+  std::set<std::string> built; // a schedule may serve two rules: built once
   for (const SelectionRule &rule : sel.rules) {
+    if (!built.insert(rule.schedule).second)
+      continue;
     auto ctx = makeContext();
     SourceDiagnostics diags(*ctx, llvm::errs());
     Compiled c;
@@ -404,12 +406,6 @@ int compileSelectionCommand(const Args &a) {
     if (!buildForGpu(c, a.emit == "cubin", build, llvm::errs()))
       return 1;
     out.op = build.manifest.entry;
-    SelectionManifest::Rule r;
-    r.schedule = rule.schedule;
-    r.manifest = rule.schedule + ".json";
-    for (const SelectionCondition &cond : rule.when)
-      r.when.push_back({cond.text, cond.rpn});
-    out.rules.push_back(std::move(r));
     llvm::SmallString<256> image(dir);
     llvm::sys::path::append(image, rule.schedule + (a.emit == "cubin" ? ".cubin" : ".ptx"));
     if (!writeGpuBuild(build, a.emit, image.str().str()))
