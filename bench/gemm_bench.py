@@ -11,7 +11,7 @@ build host with --build and carried, $KILN_CACHE_DIR)
 """
 from op_bench import graph_ms, run
 
-SCHEDULES = ["gemm_sm_90a", "gemm_sm_90a_ws", "gemm_sm_90a_ws256"]
+SCHEDULES = ["gemm_sm_90a", "gemm_sm_90a_ws", "gemm_sm_90a_ws256", "gemm_sm_90a_ws192"]
 
 
 FAILED = []

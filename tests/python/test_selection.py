@@ -1,5 +1,5 @@
 """Selections (docs/schedule.md, "Selections"): the conditions' evaluator,
-and each bundled GDN selection against the measured times it was written
+and each bundled selection against the measured times it was written
 from: at every shape of that bench run it picks a schedule within 3% of the
 fastest of its schedules measured there."""
 import json
@@ -13,10 +13,12 @@ from kiln.selection import Selected, choose, evaluate
 
 RESULTS = REPO / "bench" / "results"
 SELECT = REPO / "ops" / "gdn" / "select"
-# Each bundled selection, and the bench run (and time key) it was written from.
-BUNDLED = [("prefill_sm_90a", "fi_h200_2026-11-28_prefill.json", "_graph_ms"),
-           ("decode_sm_90a", "fi_h200_2026-11-28_decode.json", "_graph_us"),
-           ("decode_sm_90a_bf16", "fi_h200_2026-11-28_decode.json", "_graph_us")]
+# Each bundled selection (op/name), and the bench run (and time key) it was
+# written from.
+BUNDLED = [("gdn/prefill_sm_90a", "fi_h200_2026-11-28_prefill.json", "_graph_ms"),
+           ("gdn/decode_sm_90a", "fi_h200_2026-11-28_decode.json", "_graph_us"),
+           ("gdn/decode_sm_90a_bf16", "fi_h200_2026-11-28_decode.json", "_graph_us"),
+           ("gemm/gemm_sm_90a", "gemm_h200_2026-11-28_tiles.json", "_ms")]
 
 
 def test_evaluate_follows_cpp_rules():
@@ -43,8 +45,10 @@ def test_choose_takes_the_first_rule_that_holds():
 
 
 def build(name, tmp_path):
+    op, name = name.split("/") if "/" in name else ("gdn", name)
     out = tmp_path / f"{name}.json"
-    subprocess.run([str(real_kiln()), "compile", "--select", str(SELECT / f"{name}.yaml"),
+    select = REPO / "ops" / op / "select" / f"{name}.yaml"
+    subprocess.run([str(real_kiln()), "compile", "--select", str(select),
                     "--emit", "ptx", "-o", str(out)], check=True, capture_output=True)
     return out
 
