@@ -14,13 +14,15 @@ REPO = Path(__file__).resolve().parents[1]
 
 def builds(op, schedules):
     """kiln.compile of ops/OP/OP.tile with each schedule, by name; a name
-    "SCHEDULE@NAME=V,..." also sets those consts (as -D NAME=V)."""
+    "SCHEDULE@NAME=V:NAME=V..." also sets those consts (as -D NAME=V; V
+    an integer or an element type such as f16)."""
     import kiln
     root = REPO / "ops" / op
     out = {}
     for s in schedules:
         name, _, defs = s.partition("@")
-        consts = {k: int(v) for k, v in (d.split("=") for d in defs.split(",") if d)}
+        consts = {k: int(v) if v.lstrip("-").isdigit() else v
+                  for k, v in (d.split("=") for d in defs.split(":") if d)}
         out[s] = kiln.compile(root / f"{op}.tile", root / "schedules" / f"{name}.yaml",
                               consts or None)
     return out
@@ -56,7 +58,8 @@ def run(op, schedules, default_shapes, measure):
     ap.add_argument("--json")
     ap.add_argument("--build", action="store_true", help="only compile into the cache")
     ap.add_argument("--schedules", default=None,
-                    help="these schedules of the op instead of the bench's list (a,b@D=64,...)")
+                    help="these schedules of the op instead of the bench's list"
+                         " (a,b@D=64,c@AB=f16:OUT=f32,...)")
     args = ap.parse_args()
     kernels = builds(op, args.schedules.split(",") if args.schedules else schedules)
     if args.build:

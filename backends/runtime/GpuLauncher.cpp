@@ -191,6 +191,8 @@ bool GpuKernel::launchOnDevice(const KernelManifest &k, cuda::Function function,
     const ArgValue &a = args[info.param];
     std::vector<long long> shape(a.shape.begin(), a.shape.end()),
         box(info.box.begin(), info.box.end());
+    if (!tmaStridesFit(p.name, a.shape, dtypeBytes(p.dtype), e))
+      break;
     e = cuda::encodeTensorMap(*d, maps[t], tensorMapDataType(p.dtype), pointers[info.param],
                               shape.data(), box.data(), shape.size(), dtypeBytes(p.dtype),
                               info.swizzle);

@@ -185,3 +185,21 @@ bool kiln::dimsFitGpuKernels(const std::map<std::string, int64_t> &dims, std::st
     }
   return true;
 }
+
+bool kiln::tmaStridesFit(const std::string &param, const std::vector<int64_t> &shape,
+                         int64_t elemBytes, std::string &error) {
+  int64_t stride = elemBytes;
+  for (size_t i = shape.size(); i-- > 1;) {
+    stride *= shape[i];
+    if (stride % 16 != 0) {
+      std::string dims;
+      for (int64_t d : shape)
+        dims += (dims.empty() ? "" : ", ") + std::to_string(d);
+      error = "argument '" + param + "' [" + dims + "] is copied by TMA, whose strides must be " +
+              "multiples of 16 bytes; its dim " + std::to_string(i - 1) + " steps " +
+              std::to_string(stride) + " bytes";
+      return false;
+    }
+  }
+  return true;
+}

@@ -75,6 +75,14 @@ bool bindArguments(const KernelSignature &sig, const std::vector<ArgValue> &args
 /// too large returns false with a message naming it.
 bool dimsFitGpuKernels(const std::map<std::string, int64_t> &dims, std::string &error);
 
+/// Whether a TMA engine can copy from a contiguous tensor of `shape`
+/// (outermost dim first) of `elemBytes` elements: cuTensorMapEncodeTiled
+/// needs every stride but the innermost's a multiple of 16 bytes. Otherwise
+/// returns false with a message naming the argument, its shape and the
+/// stride (a bf16 [M, K] with K = 300 has rows of 600 bytes).
+bool tmaStridesFit(const std::string &param, const std::vector<int64_t> &shape, int64_t elemBytes,
+                   std::string &error);
+
 } // namespace kiln
 
 #endif

@@ -76,6 +76,19 @@ def check_dims_fit(name, dims):
                              "kernel divides in 32 bits")
 
 
+def check_tma_strides(name, param, shape, elem_bytes):
+    """A TMA engine copies from a contiguous tensor only where every stride
+    but the innermost's is a multiple of 16 bytes (cuTensorMapEncodeTiled);
+    the runtime's tmaStridesFit, word for word."""
+    stride = elem_bytes
+    for i in range(len(shape) - 1, 0, -1):
+        stride *= shape[i]
+        if stride % 16:
+            raise ValueError(f"{name}: argument '{param}' [{', '.join(map(str, shape))}] is "
+                             "copied by TMA, whose strides must be multiples of 16 bytes; "
+                             f"its dim {i - 1} steps {stride} bytes")
+
+
 def _div(a, b):
     """C++'s integer division, truncating toward zero."""
     q = abs(a) // abs(b)

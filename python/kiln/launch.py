@@ -18,6 +18,7 @@ import torch
 
 from . import binding, cuda
 from .args import ParamBlock, TensorMap, scalar_holder
+from .manifest import DTYPE_BYTES
 
 TORCH_DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16,
                 "f64": torch.float64, "i8": torch.int8, "i32": torch.int32, "i64": torch.int64}
@@ -106,6 +107,8 @@ class Step:
         values += [ctypes.c_uint64(v) for v in binding.divisor_args(label, kernel.divisors, dims)]
         for info in kernel.tensor_maps:
             dtype, shape = args[info.param]
+            binding.check_tma_strides(label, kernel.params[info.param].name, shape,
+                                      DTYPE_BYTES[dtype])
             tmap = TensorMap(shape, dtype, info.box, info.swizzle)
             source = launch.args[info.param]
             if source < 0:  # scratch: its pointer never changes

@@ -56,6 +56,17 @@ def test_dims_must_fit_32_bits():
         binding.check_dims_fit("toy", {"T": 2**31})
 
 
+def test_tma_strides_must_be_16_byte_multiples():
+    binding.check_tma_strides("gemm", "a", [200, 304], 2)
+    binding.check_tma_strides("gemm", "a", [200, 3], 16)
+    with pytest.raises(ValueError, match="gemm: argument 'a' \\[200, 300\\] is copied by TMA, "
+                                         "whose strides must be multiples of 16 bytes; its dim 0 "
+                                         "steps 600 bytes"):
+        binding.check_tma_strides("gemm", "a", [200, 300], 2)
+    with pytest.raises(ValueError, match="its dim 1 steps 344 bytes"):
+        binding.check_tma_strides("q", "q", [9, 3, 172], 2)
+
+
 def test_expressions():
     dims = {"T": 100, "H": 4, "HV": 8}
     assert binding.eval_expr(["ceildiv", "T", 64], dims) == 2

@@ -44,6 +44,18 @@ TEST_CASE("GPU kernels take dims below 2^31 only", "[runtime]") {
         "dim T = 2147483648 exceeds 2^31 - 1, the largest a GPU kernel divides in 32 bits");
 }
 
+TEST_CASE("TMA copies need strides of 16-byte multiples", "[runtime]") {
+  std::string error;
+  CHECK(tmaStridesFit("a", {200, 304}, 2, error));
+  CHECK(tmaStridesFit("a", {200, 3}, 16, error));
+  CHECK_FALSE(tmaStridesFit("a", {200, 300}, 2, error));
+  CHECK(error == "argument 'a' [200, 300] is copied by TMA, whose strides must be multiples of "
+                 "16 bytes; its dim 0 steps 600 bytes");
+  CHECK_FALSE(tmaStridesFit("q", {9, 3, 172}, 2, error));
+  CHECK(error == "argument 'q' [9, 3, 172] is copied by TMA, whose strides must be multiples of "
+                 "16 bytes; its dim 1 steps 344 bytes");
+}
+
 TEST_CASE("an invariant divisor's multiplier divides every 31-bit dividend exactly", "[runtime]") {
   std::vector<int64_t> divisors = {2147483647, 1073741824, 1073741825, 12345677, 65537};
   for (int64_t d = 1; d <= 4096; ++d)
