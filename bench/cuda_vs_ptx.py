@@ -96,6 +96,28 @@ def matmul_tf32_nt(kern, M=2048, N=2304):  # N a multiple of its BN = 48
     return f"{M}x{N}x{K}", setup, lambda: a.double() @ bt.double().T + 1.0
 
 
+def attention(kern, T=4096, HKV=16, G=1):
+    """One sequence of T tokens, 16 heads, the build's head dim; checked
+    against SDPA in float64 (its o), causal for attention_causal."""
+    D = kern.manifest["consts"].get("D", 128)
+    causal = kern.manifest["entry"] == "attention_causal"
+    q = torch.randn(T, HKV, G, D, device="cuda").bfloat16()
+    k, v = (torch.randn(T, HKV, D, device="cuda").bfloat16() for _ in range(2))
+    cu = torch.tensor([0, T], device="cuda", dtype=torch.int32)
+
+    def setup():
+        o = torch.full_like(q, float("nan"))
+        lse = torch.full((T, HKV, G), float("nan"), device="cuda")
+        return [q, k, v, cu, o, lse, D ** -0.5], [o, lse]
+
+    def reference():
+        qd = q.double().reshape(T, HKV * G, D).transpose(0, 1)
+        kd, vd = (x.double().repeat_interleave(G, dim=1).transpose(0, 1) for x in (k, v))
+        o = torch.nn.functional.scaled_dot_product_attention(qd, kd, vd, is_causal=causal)
+        return o.transpose(0, 1).reshape(T, HKV, G, D)
+    return f"1x{T} {HKV * G} heads D={D}{' causal' if causal else ''}", setup, reference
+
+
 def softmax(M=4096, N=4096):
     x = torch.randn(M, N, device="cuda").bfloat16()
 
@@ -113,6 +135,8 @@ def case_for(kern):
         return gdn_prefill()
     if entry in ("matmul_bf16", "matmul_tf32_nt"):
         return globals()[entry](kern)
+    if entry in ("attention", "attention_causal"):
+        return attention(kern)
     return {"gemm": gemm, "softmax": softmax}[entry]()
 
 
