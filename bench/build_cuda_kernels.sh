@@ -13,6 +13,7 @@ mkdir -p "$OUTDIR/ptx" "$OUTDIR/nvcc"
 source_of() {
   case $1 in
   ops/gdn/*/decode_*) echo ops/gdn/decode.tile ;;
+  ops/gdn/*/mtp_*) echo ops/gdn/decode_mtp.tile ;;
   ops/gdn/*/prefill*) echo ops/gdn/prefill.tile ;;
   tests/gpu/*) echo tests/gpu/matmul.tile ;;
   *) echo "ops/$(basename "$(dirname "$(dirname "$1")")")/$(basename "$(dirname "$(dirname "$1")")").tile" ;;

@@ -27,7 +27,8 @@ def graph_ms(fn):
     return triton.testing.do_bench_cudagraph(fn, rep=50, return_mode="median")
 
 
-def gdn_decode(B=256, H=16, HV=32, K=128, V=128):
+def gdn_decode(kern, B=256, H=16, HV=32, K=128, V=128):
+    from op_bench import state_dtype
     g = torch.Generator(device="cuda").manual_seed(B)
     bf = dict(device="cuda", dtype=torch.bfloat16)
     q, k = (torch.randn(B, 1, H, K, generator=g, **bf) for _ in range(2))
@@ -35,13 +36,41 @@ def gdn_decode(B=256, H=16, HV=32, K=128, V=128):
     a, b = (torch.randn(B, 1, HV, generator=g, **bf) for _ in range(2))
     A_log = torch.rand(HV, generator=g, device="cuda") * 2 - 1
     dt_bias = 0.5 * torch.randn(HV, generator=g, device="cuda")
-    state0 = torch.randn(B, HV, V, K, generator=g, device="cuda")
+    state0 = torch.randn(B, HV, V, K, generator=g, device="cuda").to(state_dtype(kern))
     slots = torch.arange(B, device="cuda", dtype=torch.int32)
 
     def setup():
         state, o = state0.clone(), torch.full_like(v, float("nan"))
         return [q, k, v, a, b, A_log, dt_bias, slots, state, o, 1 / math.sqrt(K)], [state, o]
     return f"B={B} H/HV={H}/{HV}", setup, None
+
+
+def gdn_decode_mtp(kern, B=64, T=4, H=16, HV=32, K=128, V=128):
+    """Multi-token decode (T tokens a request), states in the kernel's dtype;
+    gdn_decode_mtp_states also writes every token's state."""
+    from op_bench import state_dtype
+    g = torch.Generator(device="cuda").manual_seed(B + T)
+    bf = dict(device="cuda", dtype=torch.bfloat16)
+    q, k = (torch.randn(B, T, H, K, generator=g, **bf) for _ in range(2))
+    v = torch.randn(B, T, HV, V, generator=g, **bf)
+    a, b = (torch.randn(B, T, HV, generator=g, **bf) for _ in range(2))
+    A_log = torch.rand(HV, generator=g, device="cuda") * 2 - 1
+    dt_bias = 0.5 * torch.randn(HV, generator=g, device="cuda")
+    sdt = state_dtype(kern)
+    state0 = torch.randn(B, HV, V, K, generator=g, device="cuda").to(sdt)
+    slots = torch.arange(B, device="cuda", dtype=torch.int32)
+    states = kern.manifest["entry"] == "gdn_decode_mtp_states"
+
+    def setup():
+        state, o = state0.clone(), torch.full_like(v, float("nan"))
+        args = [q, k, v, a, b, A_log, dt_bias, slots, slots, state]
+        outs = [state, o]
+        if states:
+            inter = torch.full((B, T, HV, V, K), float("nan"), device="cuda", dtype=sdt)
+            args.append(inter)
+            outs.append(inter)
+        return args + [o, 1 / math.sqrt(K)], outs
+    return f"B={B} T={T} H/HV={H}/{HV}", setup, None
 
 
 def gdn_prefill(lens=(8192,), H=16, HV=32, K=128, V=128):
@@ -64,14 +93,22 @@ def gdn_prefill(lens=(8192,), H=16, HV=32, K=128, V=128):
     return f"{len(lens)}x{lens[0]} H/HV={H}/{HV}", setup, None
 
 
-def gemm(M=4096, N=4096, K=4096):
+def gemm(kern, M=4096, N=4096, K=4096):
+    """Any kernel of ops/gemm at its default types (ACT none): B as [K, N],
+    or [N, K] for gemm_nt; gemm_bias adds a bias per column."""
+    entry = kern.manifest["entry"]
     a = torch.randn(M, K, device="cuda").bfloat16()
-    b = torch.randn(K, N, device="cuda").bfloat16()
+    b = torch.randn(*((N, K) if entry == "gemm_nt" else (K, N)), device="cuda").bfloat16()
+    bias = torch.randn(N, device="cuda")
 
     def setup():
         c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
-        return [a, b, c], [c]
-    return f"{M}x{N}x{K}", setup, lambda: a.double() @ b.double()
+        return ([a, b, bias, c] if entry == "gemm_bias" else [a, b, c]), [c]
+
+    def reference():
+        c = a.double() @ (b.double().T if entry == "gemm_nt" else b.double())
+        return c + bias.double() if entry == "gemm_bias" else c
+    return f"{M}x{N}x{K}", setup, reference
 
 
 def matmul_bf16(kern, M=2048, N=2048):
@@ -130,14 +167,18 @@ def softmax(M=4096, N=4096):
 def case_for(kern):
     entry = kern.manifest["entry"]
     if entry == "gdn_decode":
-        return gdn_decode()
+        return gdn_decode(kern)
+    if entry.startswith("gdn_decode_mtp"):
+        return gdn_decode_mtp(kern)
     if entry.startswith("gdn_prefill"):
         return gdn_prefill()
     if entry in ("matmul_bf16", "matmul_tf32_nt"):
         return globals()[entry](kern)
     if entry in ("attention", "attention_causal"):
         return attention(kern)
-    return {"gemm": gemm, "softmax": softmax}[entry]()
+    if entry.startswith("gemm"):
+        return gemm(kern)
+    return {"softmax": softmax}[entry]()
 
 
 def rel(x, ref):

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Path.h"
 
@@ -334,16 +335,46 @@ bool KernelPrinter::printIf(Operation *o) {
     line() << "// " << name.getName().str() << "\n";
   else
     noteSource(o);
-  for (Value r : op.getResults())
-    line() << typeOf(r.getType()) << " " << declare(r, "chosen") << ";\n";
+  // A vector of 16-bit (or narrower) elements is chosen as its 32-bit
+  // words: assigned element by element in a branch, nvcc moves each half
+  // word with a byte permute (a masked bf16 load: two PRMT an element),
+  // where the PTX build selects whole registers.
+  auto words = [&](Type t) -> int64_t {
+    auto v = dyn_cast<VectorType>(t);
+    if (!v || v.getElementTypeBitWidth() >= 32)
+      return 0;
+    int64_t bits = v.getNumElements() * v.getElementTypeBitWidth();
+    return bits % 32 == 0 ? bits / 32 : 0;
+  };
+  auto wordsType = [](int64_t n) { return "kiln_vec<uint32_t, " + std::to_string(n) + ">"; };
+  SmallVector<std::string> chosen;
+  for (Value r : op.getResults()) {
+    std::string name = declare(r, "chosen");
+    int64_t n = words(r.getType());
+    chosen.push_back(n ? name + "_words" : name);
+    line() << (n ? wordsType(n) : typeOf(r.getType())) << " " << chosen.back() << ";\n";
+  }
   auto printRegion = [&](Region &region) {
     ++indent;
     lastSource.clear();
     Block &block = region.front();
     if (!printBlock(block))
       return false;
-    for (auto [r, v] : llvm::zip(op.getResults(), block.getTerminator()->getOperands()))
-      line() << names[r] << " = " << use(v) << ";\n";
+    for (auto [r, v, to] :
+         llvm::zip(op.getResults(), block.getTerminator()->getOperands(), chosen)) {
+      int64_t n = words(r.getType());
+      // (Zeros, a masked load's other side, as zero words.)
+      Attribute value;
+      auto dense = matchPattern(v, m_Constant(&value)) ? dyn_cast<DenseElementsAttr>(value)
+                                                       : DenseElementsAttr();
+      bool zeros = dense && dense.isSplat() && isa<FloatType>(dense.getElementType()) &&
+                   dense.getSplatValue<APFloat>().isPosZero();
+      line() << to << " = "
+             << (!n      ? use(v)
+                 : zeros ? wordsType(n) + "{}"
+                         : "kiln_bitcast<" + wordsType(n) + ">(" + use(v) + ")")
+             << ";\n";
+    }
     --indent;
     return true;
   };
@@ -357,6 +388,10 @@ bool KernelPrinter::printIf(Operation *o) {
       return false;
   }
   line() << "}\n";
+  for (auto [r, from] : llvm::zip(op.getResults(), chosen))
+    if (words(r.getType()))
+      line() << "const " << typeOf(r.getType()) << " " << names[r] << " = kiln_bitcast<"
+             << typeOf(r.getType()) << ">(" << from << ");\n";
   lastSource.clear();
   return true;
 }
