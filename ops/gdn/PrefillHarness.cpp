@@ -3,7 +3,9 @@
 // A packed batch of sequences with the configured lengths (cu_seqlens), their
 // states in a pool of rows picked by state_indices (random initial states
 // updated in place, or none: then the kernel gets a NaN pool it must not
-// read), outputs poisoned with NaN.
+// read), outputs poisoned with NaN. gdn_prefill_checkpoints also writes the
+// state every CKPT_EVERY tokens of each sequence: each checkpoint is checked
+// against the float64 recurrence run over that prefix of its sequence.
 //
 //===----------------------------------------------------------------------===//
 #include "ops/Harness.h"
@@ -21,7 +23,7 @@ using namespace kiln;
 namespace {
 
 bool runPrefill(const RunConfig &cfg, const Launcher &launch, std::vector<CheckResult> &checks,
-                std::string &error) {
+                std::string &error, bool withCheckpoints) {
   const int64_t H = cfg.dims.at("H"), HV = cfg.dims.at("HV");
   const int64_t K = cfg.constants.at("K"), V = cfg.constants.at("V");
   const bool l2 = cfg.constants.count("USE_QK_L2NORM") ? cfg.constants.at("USE_QK_L2NORM") : true;
@@ -70,6 +72,19 @@ bool runPrefill(const RunConfig &cfg, const Launcher &launch, std::vector<CheckR
   const gdn::StateTensor before = finalPool;
   std::vector<uint16_t> o(std::max<int64_t>(T, 1) * HV * V, 0x7fc0);
   const double scale = 1.0 / std::sqrt((double)K);
+  // Checkpoints: sequence n's j-th (the state after j * every of its
+  // tokens) at row starts[n] + j - 1.
+  const int64_t every = withCheckpoints ? cfg.constants.at("CKPT_EVERY") : 0;
+  std::vector<int64_t> starts(N + 1, 0);
+  for (int64_t n = 0; withCheckpoints && n < N; ++n)
+    starts[n + 1] = starts[n] + lens[n] / every;
+  const int64_t NC = starts.back();
+  gdn::StateTensor ckpt;
+  if (withCheckpoints) {
+    if (!gdn::StateTensor::forConfig(cfg, ckpt, error))
+      return false;
+    ckpt.resize(std::max<int64_t>(NC, 1) * row);
+  }
 
   std::vector<ArgValue> args = {
       ArgValue::tensor(in.q.data(), {T, H, K}, DType::BF16),
@@ -83,9 +98,13 @@ bool runPrefill(const RunConfig &cfg, const Launcher &launch, std::vector<CheckR
       ArgValue::tensor(sidx.data(), {N}, DType::I32),
       ArgValue::tensor(pool.data(), {P, HV, V, K}, pool.dtype()),
       ArgValue::tensor(finalPool.data(), {P, HV, V, K}, finalPool.dtype()),
-      ArgValue::tensor(o.data(), {T, HV, V}, DType::BF16),
-      ArgValue::number(scale),
-      ArgValue::number(cfg.initialState ? 1 : 0)};
+      ArgValue::tensor(o.data(), {T, HV, V}, DType::BF16)};
+  if (withCheckpoints) {
+    args.push_back(ArgValue::tensor(starts.data(), {N + 1}, DType::I64));
+    args.push_back(ArgValue::tensor(ckpt.data(), {NC, HV, V, K}, ckpt.dtype()));
+  }
+  args.push_back(ArgValue::number(scale));
+  args.push_back(ArgValue::number(cfg.initialState ? 1 : 0));
   if (!launch(args, error))
     return false;
 
@@ -121,6 +140,30 @@ bool runPrefill(const RunConfig &cfg, const Launcher &launch, std::vector<CheckR
       compare("state", gotS, wantS, finalPool.tolerance(cfg.roundedOperands ? 2e-3 : 1e-4)));
   // Pool rows no sequence writes must be bit-identical to before.
   checks.push_back(finalPool.untouchedRows("untouched rows", before, row, written));
+  if (!withCheckpoints)
+    return true;
+  // Each checkpoint: the recurrence over its sequence's first j * every
+  // tokens, from the sequence's initial state, rounded once as stored.
+  std::vector<double> gotC, wantC;
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t j = 1; j <= lens[n] / every; ++j) {
+      gdn::Problem prefix = p;
+      prefix.cuSeqlens = {0, j * every};
+      std::vector<double> s(row, 0.0), unusedO;
+      if (cfg.initialState && sidx[n] >= 0)
+        s = before.values(sidx[n] * row, (sidx[n] + 1) * row);
+      const int64_t t = cu[n];
+      gdn::recurrence(prefix, &in.q[t * H * K], &in.k[t * H * K], &in.v[t * HV * V], &in.a[t * HV],
+                      &in.b[t * HV], in.A_log.data(), in.dt_bias.data(), s, unusedO);
+      const int64_t at = (starts[n] + j - 1) * row;
+      std::vector<double> got = ckpt.values(at, at + row);
+      gotC.insert(gotC.end(), got.begin(), got.end());
+      for (double x : s)
+        wantC.push_back(ckpt.round(x));
+    }
+  if (NC > 0)
+    checks.push_back(
+        compare("checkpoints", gotC, wantC, ckpt.tolerance(cfg.roundedOperands ? 2e-3 : 1e-4)));
   return true;
 }
 
@@ -138,7 +181,8 @@ void registerGdnPrefillHarness() {
   fresh.seqLens = {130};
   fresh.initialState = false;
   h.checkConfigs = {varlen, fresh};
-  h.run = runPrefill;
+  h.run = [](const RunConfig &cfg, const Launcher &launch, std::vector<CheckResult> &checks,
+             std::string &error) { return runPrefill(cfg, launch, checks, error, false); };
   registerHarness(h);
   // The same computation as an op of several kernels (prefill.tile).
   h.kernel = "gdn_prefill_split";
@@ -148,5 +192,14 @@ void registerGdnPrefillHarness() {
   registerHarness(h);
   // Split with long sequences cut into segments scanned side by side.
   h.kernel = "gdn_prefill_split_cp";
+  registerHarness(h);
+  // The state every CKPT_EVERY tokens as well: sequences ending on a
+  // checkpoint, between two, and before the first.
+  h.kernel = "gdn_prefill_checkpoints";
+  RunConfig ends = varlen;
+  ends.seqLens = {128, 1, 200, 64, 0, 63};
+  h.checkConfigs = {ends, fresh};
+  h.run = [](const RunConfig &cfg, const Launcher &launch, std::vector<CheckResult> &checks,
+             std::string &error) { return runPrefill(cfg, launch, checks, error, true); };
   registerHarness(h);
 }
