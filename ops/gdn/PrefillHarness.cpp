@@ -197,7 +197,7 @@ void registerGdnPrefillHarness() {
   // checkpoint, between two, and before the first.
   h.kernel = "gdn_prefill_checkpoints";
   RunConfig ends = varlen;
-  ends.seqLens = {128, 1, 200, 64, 0, 63};
+  ends.seqLens = {256, 1, 300, 128, 0, 127};
   h.checkConfigs = {ends, fresh};
   h.run = [](const RunConfig &cfg, const Launcher &launch, std::vector<CheckResult> &checks,
              std::string &error) { return runPrefill(cfg, launch, checks, error, true); };
