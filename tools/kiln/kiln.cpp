@@ -555,22 +555,30 @@ int runCommand(const Args &a) {
   return reportChecks(a, "cpu", checks) ? 0 : 1;
 }
 
+/// The files of `dir` whose names end with `suffix`, sorted; none where
+/// `dir` does not exist.
+std::vector<std::string> filesEndingWith(const std::string &dir, llvm::StringRef suffix) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator f(dir, ec), e; f != e && !ec; f.increment(ec))
+    if (llvm::StringRef(f->path()).ends_with(suffix))
+      out.push_back(f->path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 int checkCommand(const Args &a) {
   std::string dir = a.input.empty() ? "ops" : a.input;
   std::error_code ec;
   std::vector<std::pair<std::string, std::string>> jobs; // (tile, schedule)
+  // Each op's selections (OPS_DIR/<op>/select/*.yaml), checked after its
+  // schedules.
+  std::vector<std::string> selections;
   for (llvm::sys::fs::directory_iterator op(dir, ec), end; op != end && !ec; op.increment(ec)) {
-    std::vector<std::string> tiles, scheds;
-    for (llvm::sys::fs::directory_iterator f(op->path(), ec), e; f != e && !ec; f.increment(ec))
-      if (llvm::StringRef(f->path()).ends_with(".tile"))
-        tiles.push_back(f->path());
-    for (llvm::sys::fs::directory_iterator f(op->path() + "/schedules", ec), e; f != e && !ec;
-         f.increment(ec))
-      if (llvm::StringRef(f->path()).ends_with(".yaml"))
-        scheds.push_back(f->path());
-    ec.clear();
-    std::sort(tiles.begin(), tiles.end());
-    std::sort(scheds.begin(), scheds.end());
+    std::vector<std::string> tiles = filesEndingWith(op->path(), ".tile");
+    std::vector<std::string> scheds = filesEndingWith(op->path() + "/schedules", ".yaml");
+    for (std::string &sel : filesEndingWith(op->path() + "/select", ".yaml"))
+      selections.push_back(std::move(sel));
     // A schedule names its kernel (`op:`); it runs with the source declaring it.
     std::map<std::string, std::string> tileOfKernel;
     for (auto &t : tiles) {
@@ -658,16 +666,8 @@ int checkCommand(const Args &a) {
         std::fprintf(stderr, "%s", errText.c_str());
     }
   }
-  // Each op's selections (OPS_DIR/<op>/select/*.yaml): their rules checked
-  // against the op as `kiln compile --select` checks them, nothing built.
-  std::vector<std::string> selections;
-  for (llvm::sys::fs::directory_iterator op(dir, ec), end; op != end && !ec; op.increment(ec)) {
-    for (llvm::sys::fs::directory_iterator f(op->path() + "/select", ec), e; f != e && !ec;
-         f.increment(ec))
-      if (llvm::StringRef(f->path()).ends_with(".yaml"))
-        selections.push_back(f->path());
-    ec.clear();
-  }
+  // The selections' rules checked against their op as `kiln compile
+  // --select` checks them, nothing built.
   std::sort(selections.begin(), selections.end());
   for (const std::string &path : selections) {
     std::string errText;
