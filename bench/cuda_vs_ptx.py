@@ -27,46 +27,44 @@ def graph_ms(fn):
     return triton.testing.do_bench_cudagraph(fn, rep=50, return_mode="median")
 
 
-def gdn_decode(kern, B=256, H=16, HV=32, K=128, V=128):
+def decode_tokens(kern, seed, B, T, H, HV, K, V):
+    """A decode step's inputs for B requests of T tokens each, and a state
+    pool of B rows in the kernel's state dtype (drawn in that order)."""
     from op_bench import state_dtype
-    g = torch.Generator(device="cuda").manual_seed(B)
-    bf = dict(device="cuda", dtype=torch.bfloat16)
-    q, k = (torch.randn(B, 1, H, K, generator=g, **bf) for _ in range(2))
-    v = torch.randn(B, 1, HV, V, generator=g, **bf)
-    a, b = (torch.randn(B, 1, HV, generator=g, **bf) for _ in range(2))
-    A_log = torch.rand(HV, generator=g, device="cuda") * 2 - 1
-    dt_bias = 0.5 * torch.randn(HV, generator=g, device="cuda")
-    state0 = torch.randn(B, HV, V, K, generator=g, device="cuda").to(state_dtype(kern))
-    slots = torch.arange(B, device="cuda", dtype=torch.int32)
-
-    def setup():
-        state, o = state0.clone(), torch.full_like(v, float("nan"))
-        return [q, k, v, a, b, A_log, dt_bias, slots, state, o, 1 / math.sqrt(K)], [state, o]
-    return f"B={B} H/HV={H}/{HV}", setup, None
-
-
-def gdn_decode_mtp(kern, B=64, T=4, H=16, HV=32, K=128, V=128):
-    """Multi-token decode (T tokens a request), states in the kernel's dtype;
-    gdn_decode_mtp_states also writes every token's state."""
-    from op_bench import state_dtype
-    g = torch.Generator(device="cuda").manual_seed(B + T)
+    g = torch.Generator(device="cuda").manual_seed(seed)
     bf = dict(device="cuda", dtype=torch.bfloat16)
     q, k = (torch.randn(B, T, H, K, generator=g, **bf) for _ in range(2))
     v = torch.randn(B, T, HV, V, generator=g, **bf)
     a, b = (torch.randn(B, T, HV, generator=g, **bf) for _ in range(2))
     A_log = torch.rand(HV, generator=g, device="cuda") * 2 - 1
     dt_bias = 0.5 * torch.randn(HV, generator=g, device="cuda")
-    sdt = state_dtype(kern)
-    state0 = torch.randn(B, HV, V, K, generator=g, device="cuda").to(sdt)
+    state0 = torch.randn(B, HV, V, K, generator=g, device="cuda").to(state_dtype(kern))
+    return [q, k, v, a, b, A_log, dt_bias], state0
+
+
+def gdn_decode(kern, B=256, H=16, HV=32, K=128, V=128):
+    tokens, state0 = decode_tokens(kern, B, B, 1, H, HV, K, V)
+    slots = torch.arange(B, device="cuda", dtype=torch.int32)
+
+    def setup():
+        state, o = state0.clone(), torch.full_like(tokens[2], float("nan"))
+        return tokens + [slots, state, o, 1 / math.sqrt(K)], [state, o]
+    return f"B={B} H/HV={H}/{HV}", setup, None
+
+
+def gdn_decode_mtp(kern, B=64, T=4, H=16, HV=32, K=128, V=128):
+    """Multi-token decode (T tokens a request), states in the kernel's dtype;
+    gdn_decode_mtp_states also writes every token's state."""
+    tokens, state0 = decode_tokens(kern, B + T, B, T, H, HV, K, V)
     slots = torch.arange(B, device="cuda", dtype=torch.int32)
     states = kern.manifest["entry"] == "gdn_decode_mtp_states"
 
     def setup():
-        state, o = state0.clone(), torch.full_like(v, float("nan"))
-        args = [q, k, v, a, b, A_log, dt_bias, slots, slots, state]
+        state, o = state0.clone(), torch.full_like(tokens[2], float("nan"))
+        args = tokens + [slots, slots, state]
         outs = [state, o]
         if states:
-            inter = torch.full((B, T, HV, V, K), float("nan"), device="cuda", dtype=sdt)
+            inter = torch.full((B, T, HV, V, K), float("nan"), device="cuda", dtype=state0.dtype)
             args.append(inter)
             outs.append(inter)
         return args + [o, 1 / math.sqrt(K)], outs

@@ -25,17 +25,21 @@ FAILED = []
 TYPES = {"bf16": "bfloat16", "f16": "float16", "f32": "float32"}
 
 
+def activation(kern):
+    """The torch function of kern's epilogue activation (`ACT`), or None."""
+    import torch.nn.functional as F
+    return {0: None, 1: F.relu, 2: lambda x: F.gelu(x, approximate="tanh"),
+            3: F.silu}[kern.manifest["consts"].get("ACT", 0)]
+
+
 def torch_form(kern, a, b, bias):
     """What torch runs for the same work as kernel `kern`: the product of
     its kernel (B as [K, N] or, for gemm_nt, [N, K]; gemm_bias adds the
     bias), its activation, in its output type."""
     import torch
-    import torch.nn.functional as F
-    consts = kern.manifest["consts"]
     entry = kern.manifest["entry"]
-    out = getattr(torch, TYPES[consts.get("OUT", "bf16")])
-    act = {0: None, 1: F.relu, 2: lambda x: F.gelu(x, approximate="tanh"),
-           3: F.silu}[consts.get("ACT", 0)]
+    out = getattr(torch, TYPES[kern.manifest["consts"].get("OUT", "bf16")])
+    act = activation(kern)
 
     def call():
         if entry == "gemm_nt":
@@ -51,20 +55,12 @@ def torch_form(kern, a, b, bias):
 
 def reference(kern, a, b, bias):
     """The float64 result kern should give (before its output's rounding)."""
-    import torch.nn.functional as F
-    consts = kern.manifest["consts"]
     entry = kern.manifest["entry"]
     c = a.double() @ (b.double().T if entry == "gemm_nt" else b.double())
     if entry == "gemm_bias":
         c = c + bias.double()[None, :]
-    act = consts.get("ACT", 0)
-    if act == 1:
-        c = F.relu(c)
-    elif act == 2:
-        c = F.gelu(c, approximate="tanh")
-    elif act == 3:
-        c = F.silu(c)
-    return c
+    act = activation(kern)
+    return act(c) if act else c
 
 
 def measure(dims, kernels):

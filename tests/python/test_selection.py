@@ -47,7 +47,7 @@ def test_choose_takes_the_first_rule_that_holds():
 
 
 def build(name, tmp_path):
-    op, name = name.split("/") if "/" in name else ("gdn", name)
+    op, name = name.split("/")
     out = tmp_path / f"{name}.json"
     select = REPO / "ops" / op / "select" / f"{name}.yaml"
     subprocess.run([str(real_kiln()), "compile", "--select", str(select),
@@ -74,7 +74,7 @@ def test_bundled_selection_picks_the_fastest_measured(name, measured, key, tmp_p
 
 @needs_kiln
 def test_load_gives_a_selected_op(tmp_path):
-    sel = load(build("prefill_sm_90a", tmp_path))
+    sel = load(build("gdn/prefill_sm_90a", tmp_path))
     assert isinstance(sel, Selected)
     assert [k.info.schedule for k in sel.kernels] == [
         "prefill_split_sm_90a_overlap.yaml", "prefill_split_sm_90a_cp.yaml"]
@@ -84,7 +84,7 @@ def test_load_gives_a_selected_op(tmp_path):
 @needs_kiln
 def test_pick_binds_the_dims_from_the_arguments(tmp_path):
     import numpy as np
-    sel = load(build("prefill_sm_90a", tmp_path))
+    sel = load(build("gdn/prefill_sm_90a", tmp_path))
 
     def args(lens, H, HV):
         T, N = sum(lens), len(lens)
