@@ -71,7 +71,7 @@ def gdn_decode_mtp(kern, B=64, T=4, H=16, HV=32, K=128, V=128):
     return f"B={B} T={T} H/HV={H}/{HV}", setup, None
 
 
-def gdn_prefill(lens=(8192,), H=16, HV=32, K=128, V=128):
+def gdn_prefill(kern, lens=(8192,), H=16, HV=32, K=128, V=128):
     g = torch.Generator(device="cuda").manual_seed(len(lens))
     T = sum(lens)
     bf = dict(device="cuda", dtype=torch.bfloat16)
@@ -84,10 +84,21 @@ def gdn_prefill(lens=(8192,), H=16, HV=32, K=128, V=128):
     cu = torch.tensor([0, *lens], device="cuda", dtype=torch.int64).cumsum(0)
     idx = torch.arange(len(lens), device="cuda", dtype=torch.int32)  # dense: row n
 
+    # gdn_prefill_checkpoints: a checkpoint every CKPT_EVERY tokens (its
+    # manifest's constant), in a buffer of their count.
+    checkpoints = kern.manifest["entry"] == "gdn_prefill_checkpoints"
+    every = kern.manifest["consts"]["CKPT_EVERY"] if checkpoints else None
+    starts = torch.tensor([0] + [n // every for n in lens], device="cuda",
+                          dtype=torch.int64).cumsum(0) if every else None
+
     def setup():
         hT = torch.full_like(h0, float("nan"))
         o = torch.full((T, HV, V), float("nan"), device="cuda", dtype=torch.bfloat16)
-        return [q, k, v, a, b, A_log, dt_bias, cu, idx, h0, hT, o, 1 / math.sqrt(K), 1], [hT, o]
+        args, outs = [q, k, v, a, b, A_log, dt_bias, cu, idx, h0, hT, o], [hT, o]
+        if every:
+            cks = torch.full((max(int(starts[-1]), 1), HV, V, K), float("nan"), device="cuda")
+            args, outs = args + [starts, cks], outs + [cks]
+        return args + [1 / math.sqrt(K), 1], outs
     return f"{len(lens)}x{lens[0]} H/HV={H}/{HV}", setup, None
 
 
@@ -169,7 +180,7 @@ def case_for(kern):
     if entry.startswith("gdn_decode_mtp"):
         return gdn_decode_mtp(kern)
     if entry.startswith("gdn_prefill"):
-        return gdn_prefill()
+        return gdn_prefill(kern)
     if entry in ("matmul_bf16", "matmul_tf32_nt"):
         return globals()[entry](kern)
     if entry in ("attention", "attention_causal"):

@@ -16,6 +16,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Path.h"
 
@@ -261,11 +262,96 @@ void KernelPrinter::noteSource(Operation *op) {
 // Control flow
 //===----------------------------------------------------------------------===//
 
+/// A load of global memory the IR marks invariant (read-only while the
+/// kernel runs: `ld.global.nc`).
+static bool isInvariantGlobalLoad(Operation *op) {
+  auto load = dyn_cast<LLVM::LoadOp>(op);
+  return load && load.getInvariant() && !load.getVolatile_() &&
+         load.getOrdering() == LLVM::AtomicOrdering::not_atomic &&
+         cast<LLVM::LLVMPointerType>(load.getAddr().getType()).getAddressSpace() == 1;
+}
+
+/// An `if` that only chooses values: invariant loads (a masked load) and
+/// side-effect-free arithmetic, nothing else.
+static bool isGuardedInvariantLoad(Operation *op) {
+  auto ifOp = dyn_cast<scf::IfOp>(op);
+  if (!ifOp || !ifOp.getNumResults())
+    return false;
+  bool loads = false;
+  WalkResult w = ifOp->walk([&](Operation *inner) {
+    if (inner == op || isa<scf::YieldOp>(inner) || isPure(inner))
+      return WalkResult::advance();
+    if (!isInvariantGlobalLoad(inner))
+      return WalkResult::interrupt();
+    loads = true;
+    return WalkResult::advance();
+  });
+  return loads && !w.wasInterrupted();
+}
+
+/// The order a block's ops are printed in: the IR's, except that invariant
+/// global loads (bare or masked by an `if`) and the address arithmetic they
+/// need move up to just after what they use, as LLVM's scheduling moves
+/// them in the PTX build. Printed where the IR has them, they come after
+/// the asm of tensor-core products and barriers, whose "memory" clobbers
+/// keep nvcc from hoisting them: a scan's next tiles then load after the
+/// product they could have overlapped (the split wgmma scan, 36% slower
+/// than its PTX build). Invariant loads may move across anything.
+static SmallVector<Operation *> printOrder(Block &block) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : block.without_terminator())
+    ops.push_back(&op);
+  // What floats: the loads, then, transitively, the pure ops of this block
+  // that compute their operands (nested regions' uses included).
+  llvm::SmallPtrSet<Operation *, 32> floats;
+  SmallVector<Operation *> work;
+  for (Operation *op : ops)
+    if (isInvariantGlobalLoad(op) || isGuardedInvariantLoad(op))
+      work.push_back(op);
+  auto definersInBlock = [&](Operation *op, auto &&fn) {
+    op->walk([&](Operation *inner) {
+      for (Value v : inner->getOperands())
+        if (Operation *d = v.getDefiningOp(); d && d->getBlock() == &block)
+          fn(d);
+    });
+  };
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    if (!floats.insert(op).second)
+      continue;
+    definersInBlock(op, [&](Operation *d) {
+      if (isPure(d) && d->getNumRegions() == 0)
+        work.push_back(d);
+    });
+  }
+  if (floats.empty())
+    return ops;
+  // Pinned ops keep their order; a floating op goes right after the last
+  // op (in the new order) that defines one of its operands.
+  SmallVector<Operation *> order;
+  llvm::DenseMap<Operation *, unsigned> at;
+  for (Operation *op : ops) {
+    unsigned pos = order.size();
+    if (floats.count(op)) {
+      pos = 0;
+      definersInBlock(op, [&](Operation *d) {
+        auto it = at.find(d);
+        if (it != at.end())
+          pos = std::max(pos, it->second + 1);
+      });
+    }
+    order.insert(order.begin() + pos, op);
+    for (unsigned i = pos; i < order.size(); ++i)
+      at[order[i]] = i;
+  }
+  return order;
+}
+
 bool KernelPrinter::printBlock(Block &block) {
   // Terminators are their parents' business: a yield assigns the carried
   // values or results, the kernel's return ends the function.
-  for (Operation &op : block.without_terminator())
-    if (!printOp(&op))
+  for (Operation *op : printOrder(block))
+    if (!printOp(op))
       return false;
   return true;
 }
@@ -327,8 +413,77 @@ bool KernelPrinter::printFor(Operation *o) {
   return true;
 }
 
+static int64_t byteSize(Type t);
+
+/// A masked store's helper: one predicated `st.global` of T's bits (1, 2, 4,
+/// 8 or 16 bytes). Written as `if (p) store`, nvcc sinks the address's
+/// arithmetic into each branch and recomputes it there, store by store (the
+/// split prefill's scans: 15 instructions an element of their output);
+/// here the address is an operand, computed before it as the PTX build
+/// computes it, and the branch is a predicate, as ptxas makes of the PTX
+/// build's. CUTLASS stores through generic pointers with st.global alike.
+static const char *kStoreIfHelper =
+    R"(template <int Bytes> struct kiln_st_global;
+template <> struct kiln_st_global<1> {
+  static __device__ __forceinline__ void run(uint32_t p, char *a, const void *v) {
+    asm volatile("{ .reg .pred q; setp.ne.b32 q, %0, 0; @q st.global.b8 [%1], %2; }" :: "r"(p), "l"(a), "h"((uint16_t)*(const uint8_t *)v) : "memory");
+  }
+};
+template <> struct kiln_st_global<2> {
+  static __device__ __forceinline__ void run(uint32_t p, char *a, const void *v) {
+    asm volatile("{ .reg .pred q; setp.ne.b32 q, %0, 0; @q st.global.b16 [%1], %2; }" :: "r"(p), "l"(a), "h"(*(const uint16_t *)v) : "memory");
+  }
+};
+template <> struct kiln_st_global<4> {
+  static __device__ __forceinline__ void run(uint32_t p, char *a, const void *v) {
+    asm volatile("{ .reg .pred q; setp.ne.b32 q, %0, 0; @q st.global.b32 [%1], %2; }" :: "r"(p), "l"(a), "r"(*(const uint32_t *)v) : "memory");
+  }
+};
+template <> struct kiln_st_global<8> {
+  static __device__ __forceinline__ void run(uint32_t p, char *a, const void *v) {
+    const uint2 w = *(const uint2 *)v;
+    asm volatile("{ .reg .pred q; setp.ne.b32 q, %0, 0; @q st.global.v2.b32 [%1], {%2, %3}; }" :: "r"(p), "l"(a), "r"(w.x), "r"(w.y) : "memory");
+  }
+};
+template <> struct kiln_st_global<16> {
+  static __device__ __forceinline__ void run(uint32_t p, char *a, const void *v) {
+    const uint4 w = *(const uint4 *)v;
+    asm volatile("{ .reg .pred q; setp.ne.b32 q, %0, 0; @q st.global.v4.b32 [%1], {%2, %3, %4, %5}; }" :: "r"(p), "l"(a), "r"(w.x), "r"(w.y), "r"(w.z), "r"(w.w) : "memory");
+  }
+};
+template <class T> __device__ __forceinline__ void kiln_store_if(bool p, char *a, const T &v) {
+  kiln_st_global<sizeof(T)>::run(p, a, &v);
+})";
+
+/// The store of an `if` that holds nothing else, without results or an
+/// else: a masked store to global memory of a size st.global moves.
+static LLVM::StoreOp maskedGlobalStore(scf::IfOp op) {
+  if (op.getNumResults() ||
+      (!op.getElseRegion().empty() && !op.elseBlock()->without_terminator().empty()))
+    return {};
+  auto ops = op.thenBlock()->without_terminator();
+  if (!llvm::hasSingleElement(ops))
+    return {};
+  auto store = dyn_cast<LLVM::StoreOp>(*ops.begin());
+  if (!store || store.getVolatile_() || store.getOrdering() != LLVM::AtomicOrdering::not_atomic ||
+      cast<LLVM::LLVMPointerType>(store.getAddr().getType()).getAddressSpace() != 1)
+    return {};
+  int64_t bytes = byteSize(store.getValue().getType());
+  if (!llvm::is_contained({1, 2, 4, 8, 16}, bytes) ||
+      (int64_t)store.getAlignment().value_or(0) < bytes)
+    return {};
+  return store;
+}
+
 bool KernelPrinter::printIf(Operation *o) {
   auto op = cast<scf::IfOp>(o);
+  if (LLVM::StoreOp store = maskedGlobalStore(op)) {
+    noteSource(store);
+    helpers.use("kiln_store_if", kStoreIfHelper);
+    line() << "kiln_store_if(" << use(op.getCondition()) << ", " << use(store.getAddr()) << ", "
+           << use(store.getValue()) << ");\n";
+    return true;
+  }
   // A branch over roles says which (its location names them).
   if (auto name = dyn_cast<NameLoc>(op.getLoc());
       name && StringRef(name.getName()).starts_with("role "))

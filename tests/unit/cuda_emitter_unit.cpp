@@ -78,3 +78,36 @@ TEST_CASE("cuda emitter: a construct without C++ is an error naming it and its l
   CHECK(error.find("the CUDA emitter cannot express this math op (op 'math.cos' in kernel 'k')") !=
         std::string::npos);
 }
+
+TEST_CASE("cuda emitter: masked stores are predicated, invariant loads come first", "[cuda]") {
+  // The store's address is computed outside its `if`, as one predicated
+  // st.global (nvcc would sink the arithmetic into a branch per store); the
+  // invariant load after the barrier is printed before it, as LLVM
+  // schedules it in the PTX build (the barrier's asm would pin it).
+  const char *ir = R"mlir(
+    llvm.func @k(%n: i64, %x: !llvm.ptr<1>) attributes {nvvm.kernel, nvvm.maxntid = array<i32: 128, 1, 1>} {
+      %t = nvvm.read.ptx.sreg.tid.x : i32
+      %i = arith.extui %t : i32 to i64
+      %p = llvm.getelementptr %x[%i] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
+      nvvm.barrier0
+      %v = llvm.load %p invariant {alignment = 4 : i64} : !llvm.ptr<1> -> f32
+      %c = arith.cmpi ult, %i, %n : i64
+      scf.if %c {
+        llvm.store %v, %p {alignment = 4 : i64} : f32, !llvm.ptr<1>
+      }
+      llvm.return
+    }
+  )mlir";
+  bool ok;
+  std::string error;
+  std::string text = emit(ir, ok, error);
+  INFO(error << text);
+  REQUIRE(ok);
+  size_t load = text.find("kiln_ldg<float>("), barrier = text.find("__syncthreads();");
+  REQUIRE(load != std::string::npos);
+  REQUIRE(barrier != std::string::npos);
+  CHECK(load < barrier);
+  CHECK(text.find("kiln_store_if(") != std::string::npos);
+  CHECK(text.find("@q st.global.b32") != std::string::npos);
+  CHECK(text.find("kiln_store<4>") == std::string::npos);
+}
