@@ -296,7 +296,8 @@ static bool isGuardedInvariantLoad(Operation *op) {
 /// the asm of tensor-core products and barriers, whose "memory" clobbers
 /// keep nvcc from hoisting them: a scan's next tiles then load after the
 /// product they could have overlapped (the split wgmma scan, 36% slower
-/// than its PTX build). Invariant loads may move across anything.
+/// than its PTX build). Invariant loads may move across anything but an
+/// acquire.
 static SmallVector<Operation *> printOrder(Block &block) {
   SmallVector<Operation *> ops;
   for (Operation &op : block.without_terminator())
@@ -326,19 +327,34 @@ static SmallVector<Operation *> printOrder(Block &block) {
   }
   if (floats.empty())
     return ops;
+  // An op that acquires (an overlapped kernel's flag wait, or a loop or if
+  // around one): what another kernel wrote reads correctly only after it,
+  // so nothing floats above it.
+  auto acquires = [](Operation *op) {
+    return op
+        ->walk([](LLVM::InlineAsmOp a) {
+          return StringRef(a.getAsmString()).contains("acquire") ? WalkResult::interrupt()
+                                                                 : WalkResult::advance();
+        })
+        .wasInterrupted();
+  };
   // Pinned ops keep their order; a floating op goes right after the last
-  // op (in the new order) that defines one of its operands.
+  // op (in the new order) that defines one of its operands, and below the
+  // last acquire.
   SmallVector<Operation *> order;
   llvm::DenseMap<Operation *, unsigned> at;
+  Operation *lastAcquire = nullptr;
   for (Operation *op : ops) {
     unsigned pos = order.size();
     if (floats.count(op)) {
-      pos = 0;
+      pos = lastAcquire ? at[lastAcquire] + 1 : 0;
       definersInBlock(op, [&](Operation *d) {
         auto it = at.find(d);
         if (it != at.end())
           pos = std::max(pos, it->second + 1);
       });
+    } else if (acquires(op)) {
+      lastAcquire = op;
     }
     order.insert(order.begin() + pos, op);
     for (unsigned i = pos; i < order.size(); ++i)

@@ -111,3 +111,25 @@ TEST_CASE("cuda emitter: masked stores are predicated, invariant loads come firs
   CHECK(text.find("@q st.global.b32") != std::string::npos);
   CHECK(text.find("kiln_store<4>") == std::string::npos);
 }
+
+TEST_CASE("cuda emitter: invariant loads stay below an acquire", "[cuda]") {
+  // What an overlapped kernel reads after its flag wait was written by the
+  // kernel beside it: the load must not float above the acquire.
+  const char *ir = R"mlir(
+    llvm.func @k(%n: i64, %x: !llvm.ptr<1>) attributes {nvvm.kernel, nvvm.maxntid = array<i32: 128, 1, 1>} {
+      %f = llvm.inline_asm has_side_effects "ld.acquire.gpu.b32 $0, [$1];", "=r,l" %x : (!llvm.ptr<1>) -> i32
+      %v = llvm.load %x invariant {alignment = 4 : i64} : !llvm.ptr<1> -> f32
+      llvm.store %v, %x {alignment = 4 : i64} : f32, !llvm.ptr<1>
+      llvm.return
+    }
+  )mlir";
+  bool ok;
+  std::string error;
+  std::string text = emit(ir, ok, error);
+  INFO(error << text);
+  REQUIRE(ok);
+  size_t acquire = text.find("ld.acquire"), load = text.find("kiln_ldg<float>(");
+  REQUIRE(acquire != std::string::npos);
+  REQUIRE(load != std::string::npos);
+  CHECK(acquire < load);
+}
