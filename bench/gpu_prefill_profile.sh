@@ -4,14 +4,14 @@
 # at 1x8192 16/32, then samples kernels of each with Nsight Compute (warp
 # stalls, and stall samples summed by SASS opcode): those whose names match
 # $KERNELS (a regex, default: scan).
-# usage: [KERNELS=chunks|scan] bash bench/gpu_prefill_profile.sh MANIFEST.json...
+# usage: [KERNELS=chunks|scan] [SHAPE=4x8192/16] bash bench/gpu_prefill_profile.sh MANIFEST.json...
 set -uo pipefail
 OUT=${OUT:-/tmp/kiln-out}
 mkdir -p "$OUT"
 python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl 2>/dev/null
 export PYTHONPATH=/tmp/site:bench:python
 PYTHONUNBUFFERED=1 FLA_PATH=.peer python3 bench/prefill_bench.py "$@" --per-kernel \
-  --shapes 1x8192/16 --json "$OUT/profile.json" 2>&1 | tee "$OUT/profile.log"
+  --shapes ${SHAPE:-1x8192/16} --json "$OUT/profile.json" 2>&1 | tee "$OUT/profile.log"
 NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
 [ -n "$NCU" ] || { echo "no ncu here"; exit 0; }
 for m in "$@"; do
@@ -20,7 +20,7 @@ for m in "$@"; do
   "$NCU" --clock-control none --kernel-name regex:$k --launch-count 1 --section WarpStateStats \
     --section SourceCounters --section SpeedOfLight --section MemoryWorkloadAnalysis \
     --section MemoryWorkloadAnalysis_Tables \
-    -o "/tmp/$tag" -f python3 bench/prefill_bench.py "$m" --shapes 1x8192/16 >/tmp/ncu_run.log 2>&1 ||
+    -o "/tmp/$tag" -f python3 bench/prefill_bench.py "$m" --shapes ${SHAPE:-1x8192/16} >/tmp/ncu_run.log 2>&1 ||
     { echo "ncu failed on $tag"; tail -5 /tmp/ncu_run.log; continue; }
   { echo "== $tag"; "$NCU" -i "/tmp/$tag.ncu-rep" --print-summary none 2>&1 |
       grep -E "Duration|Throughput|Stall|Warp Cycles|Issued|Eligible|L2 Hit|Mem Busy|Max Bandwidth"
