@@ -26,6 +26,25 @@ std::string emit(const char *ir, bool &ok, std::string &error) {
   return text;
 }
 
+/// The source printed for `ir`, which must emit.
+std::string emitted(const char *ir) {
+  bool ok;
+  std::string error;
+  std::string text = emit(ir, ok, error);
+  INFO(error << text);
+  REQUIRE(ok);
+  return text;
+}
+
+/// `first` and `second` are both printed, `first` before `second`.
+void requireOrder(const std::string &text, const char *first, const char *second) {
+  size_t a = text.find(first), b = text.find(second);
+  INFO(text);
+  REQUIRE(a != std::string::npos);
+  REQUIRE(b != std::string::npos);
+  CHECK(a < b);
+}
+
 } // namespace
 
 TEST_CASE("cuda emitter: loops, carried values and wrapping arithmetic", "[cuda]") {
@@ -98,15 +117,8 @@ TEST_CASE("cuda emitter: masked stores are predicated, invariant loads come firs
       llvm.return
     }
   )mlir";
-  bool ok;
-  std::string error;
-  std::string text = emit(ir, ok, error);
-  INFO(error << text);
-  REQUIRE(ok);
-  size_t load = text.find("kiln_ldg<float>("), barrier = text.find("__syncthreads();");
-  REQUIRE(load != std::string::npos);
-  REQUIRE(barrier != std::string::npos);
-  CHECK(load < barrier);
+  std::string text = emitted(ir);
+  requireOrder(text, "kiln_ldg<float>(", "__syncthreads();");
   CHECK(text.find("kiln_store_if(") != std::string::npos);
   CHECK(text.find("@q st.global.b32") != std::string::npos);
   CHECK(text.find("kiln_store<4>") == std::string::npos);
@@ -123,13 +135,5 @@ TEST_CASE("cuda emitter: invariant loads stay below an acquire", "[cuda]") {
       llvm.return
     }
   )mlir";
-  bool ok;
-  std::string error;
-  std::string text = emit(ir, ok, error);
-  INFO(error << text);
-  REQUIRE(ok);
-  size_t acquire = text.find("ld.acquire"), load = text.find("kiln_ldg<float>(");
-  REQUIRE(acquire != std::string::npos);
-  REQUIRE(load != std::string::npos);
-  CHECK(acquire < load);
+  requireOrder(emitted(ir), "ld.acquire", "kiln_ldg<float>(");
 }
