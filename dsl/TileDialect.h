@@ -34,6 +34,10 @@ namespace kiln::tile {
 inline constexpr llvm::StringLiteral kOpIdAttr = "tile.id";
 /// Name of the argument attribute that holds a view's access mode.
 inline constexpr llvm::StringLiteral kAccessAttr = "tile.access";
+/// On an `in` argument of a kernel launched beside the launch before it
+/// (`overlap`) that the launch before it writes: written while the kernel
+/// runs, so not read-only (no `ld.global.nc`, nothing moved above a wait).
+inline constexpr llvm::StringLiteral kWrittenBesideAttr = "tile.written_beside";
 /// Name of the argument attribute that holds a parameter's source name.
 inline constexpr llvm::StringLiteral kNameAttr = "tile.name";
 /// On an output parameter: the relative error it may have against the op's

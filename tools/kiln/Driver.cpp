@@ -37,6 +37,35 @@ template <typename T> static bool hasOp(tile::KernelOp kernel) {
   return kernel->walk([](T) { return WalkResult::interrupt(); }).wasInterrupted();
 }
 
+/// Marks the `in` arguments of each kernel in `beside` that the launch
+/// before it writes (kWrittenBesideAttr): a launch's arguments are its
+/// kernel's, in order.
+template <typename KernelNamed>
+static void markWrittenBeside(tile::HostOp op, const llvm::StringSet<> &beside,
+                              KernelNamed kernelNamed) {
+  if (!op)
+    return;
+  llvm::SmallVector<tile::LaunchOp> launches;
+  op.walk([&](tile::LaunchOp l) { launches.push_back(l); });
+  auto access = [](tile::KernelOp k, unsigned i) {
+    auto a = k.getArgAttrOfType<StringAttr>(i, tile::kAccessAttr);
+    return a ? a.getValue() : StringRef();
+  };
+  for (size_t n = 1; n < launches.size(); ++n) {
+    tile::KernelOp before = kernelNamed(launches[n - 1].getKernel());
+    tile::KernelOp kernel = kernelNamed(launches[n].getKernel());
+    if (!before || !kernel || !beside.contains(kernel.getSymName()))
+      continue;
+    llvm::DenseSet<Value> written;
+    for (auto [i, v] : llvm::enumerate(launches[n - 1].getArgs()))
+      if (access(before, i) == "out" || access(before, i) == "inout")
+        written.insert(v);
+    for (auto [i, v] : llvm::enumerate(launches[n].getArgs()))
+      if (written.contains(v) && access(kernel, i) == "in")
+        kernel.setArgAttr(i, tile::kWrittenBesideAttr, UnitAttr::get(op.getContext()));
+  }
+}
+
 /// A kernel launched beside the one before it (`overlap: true`) reads what
 /// that one writes only after flags say so: it must wait, and the one before
 /// must signal. Flags cost nothing where nothing runs beside: a kernel of
@@ -81,6 +110,7 @@ static bool placeFlags(const Schedule &sched, tile::HostOp op, llvm::ArrayRef<ti
   for (auto [i, name] : llvm::enumerate(order))
     if (i + 1 < order.size() && beside.contains(order[i + 1]))
       signalling.insert(name);
+  markWrittenBeside(op, beside, kernelNamed);
   for (tile::KernelOp k : keep) {
     llvm::SmallVector<Operation *> dead;
     k.walk([&](Operation *o) {

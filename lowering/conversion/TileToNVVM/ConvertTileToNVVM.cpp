@@ -1175,7 +1175,9 @@ LogicalResult GpuKernelLowering::run() {
     map.map(from, to);
     if (auto view = dyn_cast<ViewType>(from.getType())) {
       StringAttr access = kernel.getArgAttrOfType<StringAttr>(i, kAccessAttr);
-      bool readOnly = access && access.getValue() == "in";
+      // Written by the kernel beside this one while it runs: not read-only.
+      bool readOnly =
+          access && access.getValue() == "in" && !kernel.getArgAttr(i, kWrittenBesideAttr);
       // Views never overlap (documented): lets loads of inputs use the
       // read-only data path and reorder around stores.
       func.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(), b.getUnitAttr());
