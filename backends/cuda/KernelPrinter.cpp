@@ -1282,9 +1282,16 @@ bool KernelPrinter::print(std::string &error) {
     std::string name = named ? params->names[i] : "arg" + std::to_string(i);
     std::string type;
     bool tensorMap = (bool)func.getArgAttr(i, NVVM::NVVMDialect::getGridConstantAttrName());
-    if (named)
+    if (named) {
       type = params->types[i];
-    else if (tensorMap)
+      // An input the kernel beside this one writes while it runs lost its
+      // readonly in the lowering (tile.written_beside): not const here
+      // either, or nvcc would read it through the read-only path.
+      if (!tensorMap && isa<LLVM::LLVMPointerType>(arg.getType()) &&
+          StringRef(type).starts_with("const ") &&
+          !func.getArgAttr(i, LLVM::LLVMDialect::getReadonlyAttrName()))
+        type = type.substr(6);
+    } else if (tensorMap)
       type = "const __grid_constant__ CUtensorMap";
     else if (isa<LLVM::LLVMPointerType>(arg.getType()))
       type = func.getArgAttr(i, LLVM::LLVMDialect::getReadonlyAttrName())
