@@ -660,6 +660,22 @@ bool KernelPrinter::printArith(Operation *op) {
       assign(r, "(" + to + ")" + operand(0));
     return true;
   };
+  // A sum or difference planned as an fma (planFusedProducts).
+  auto fused = [&](bool sub) {
+    auto it = fusedProduct.find(op);
+    if (it == fusedProduct.end())
+      return false;
+    auto m = cast<arith::MulFOp>(it->second);
+    Value other = op->getOperand(0) == m.getResult() ? op->getOperand(1) : op->getOperand(0);
+    bool productFirst = op->getOperand(0) == m.getResult();
+    std::string a = use(m.getLhs()), b = use(m.getRhs()), c = use(other);
+    if (sub && productFirst)
+      c = "-(" + c + ")"; // x y - z
+    else if (sub)
+      a = "-(" + a + ")"; // z - x y
+    assign(r, "__fmaf_rn(" + a + ", " + b + ", " + c + ")");
+    return true;
+  };
   return llvm::TypeSwitch<Operation *, bool>(op)
       .Case([&](arith::AddIOp) { return wrapping("+"); })
       .Case([&](arith::SubIOp) { return wrapping("-"); })
@@ -678,9 +694,9 @@ bool KernelPrinter::printArith(Operation *op) {
       .Case([&](arith::MaxSIOp) { return pick(">", false); })
       .Case([&](arith::MinUIOp) { return pick("<", true); })
       .Case([&](arith::MaxUIOp) { return pick(">", true); })
-      .Case([&](arith::AddFOp) { return binary("+"); })
-      .Case([&](arith::SubFOp) { return binary("-"); })
-      .Case([&](arith::MulFOp) { return binary("*"); })
+      .Case([&](arith::AddFOp) { return fused(false) || binary("+"); })
+      .Case([&](arith::SubFOp) { return fused(true) || binary("-"); })
+      .Case([&](arith::MulFOp) { return elided.count(op) || binary("*"); })
       .Case([&](arith::DivFOp) { return binary("/"); })
       .Case([&](arith::NegFOp) {
         assign(r, "-" + operand(0));
@@ -1208,6 +1224,40 @@ bool KernelPrinter::updatesInPlace(Value from, Operation *op) {
                       [&](Operation *user) { return user == op || elided.count(user); });
 }
 
+/// LLVM's NVPTX backend contracts an f32 product into the sum or difference
+/// that reads it in the same block (FPOpFusion::Fast, and aggressively: a
+/// product with other uses too; of two products, the one with fewer uses,
+/// the first on a tie). nvcc contracts only a product read once. Each such
+/// sum is printed as the fma the PTX build has, the same FFMA and the same
+/// bits (a split scan's Vnew f and its bf16 parts were FMUL + FADD in the
+/// nvcc build); a product all of whose uses are fused is not printed.
+/// Products read once are left to nvcc, which contracts them as LLVM does
+/// (fusing them here too gave the fused prefill scan 16 FFMA its PTX build
+/// has not).
+void KernelPrinter::planFusedProducts() {
+  auto product = [](Operation *op, Value v) {
+    auto m = v.getDefiningOp<arith::MulFOp>();
+    return m && m->getBlock() == op->getBlock() && m.getType().isF32() ? m.getOperation() : nullptr;
+  };
+  auto uses = [](Operation *o) { return std::distance(o->use_begin(), o->use_end()); };
+  llvm::DenseMap<Operation *, int64_t> fusedUses;
+  func.walk([&](Operation *op) {
+    if (!isa<arith::AddFOp, arith::SubFOp>(op) || !op->getResult(0).getType().isF32())
+      return;
+    Operation *x = product(op, op->getOperand(0)), *y = product(op, op->getOperand(1));
+    Operation *m = x && (!y || uses(x) <= uses(y)) ? x : y;
+    // A product read once nvcc contracts as LLVM does (left to it); one
+    // product twice is left as it is.
+    if (!m || (x && x == y) || uses(m) == 1)
+      return;
+    fusedProduct[op] = m;
+    ++fusedUses[m];
+  });
+  for (auto [m, n] : fusedUses)
+    if (n == uses(m))
+      elided.insert(m);
+}
+
 void KernelPrinter::planInPlaceUpdates() {
   func.walk([&](LLVM::InlineAsmOp a) {
     auto type = a->getNumResults() ? dyn_cast<LLVM::LLVMStructType>(a->getResult(0).getType())
@@ -1314,6 +1364,7 @@ bool KernelPrinter::print(std::string &error) {
   }
   os << ") {\n";
   planInPlaceUpdates();
+  planFusedProducts();
   if (!printBlock(entry))
     return false;
   os << "}\n";

@@ -91,6 +91,9 @@ private:
   /// place: the struct.
   llvm::DenseMap<mlir::Operation *, mlir::Value> inPlaceAsm;
   void planInPlaceUpdates();
+  /// A sum or difference printed as an fma: the product it fuses.
+  llvm::DenseMap<mlir::Operation *, mlir::Operation *> fusedProduct;
+  void planFusedProducts();
   std::string *errorOut = nullptr;
 
   std::string declare(mlir::Value v, llvm::StringRef hint = "v");
