@@ -137,3 +137,27 @@ TEST_CASE("cuda emitter: invariant loads stay below an acquire", "[cuda]") {
   )mlir";
   requireOrder(emitted(ir), "ld.acquire", "kiln_ldg<float>(");
 }
+
+TEST_CASE("cuda emitter: a product read twice is contracted as LLVM does", "[cuda]") {
+  // LLVM's NVPTX backend makes both sums fmas; nvcc would keep the product
+  // (two uses) and add. A product read once is left to nvcc.
+  const char *ir = R"mlir(
+    llvm.func @k(%n: i64, %x: !llvm.ptr<1>) attributes {nvvm.kernel, nvvm.maxntid = array<i32: 128, 1, 1>} {
+      %a = llvm.load %x {alignment = 4 : i64} : !llvm.ptr<1> -> f32
+      %m = arith.mulf %a, %a : f32
+      %s = arith.addf %m, %a : f32
+      %d = arith.subf %a, %m : f32
+      %once = arith.mulf %s, %d : f32
+      %t = arith.addf %once, %a : f32
+      llvm.store %t, %x {alignment = 4 : i64} : f32, !llvm.ptr<1>
+      llvm.return
+    }
+  )mlir";
+  std::string text = emitted(ir);
+  INFO(text);
+  CHECK(text.find("= __fmaf_rn(v0, v0, v0);") != std::string::npos);
+  CHECK(text.find("= __fmaf_rn(-(v0), v0, v0);") != std::string::npos);
+  CHECK(text.find("v0 * v0") == std::string::npos);
+  CHECK(text.find("= v1 * v2;") != std::string::npos); // the product read once, and its sum
+  CHECK(text.find("= v3 + v0;") != std::string::npos);
+}
