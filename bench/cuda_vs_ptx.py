@@ -21,6 +21,7 @@ import torch
 import triton
 
 import kiln
+from gemm_bench import reference as gemm_reference
 
 
 def graph_ms(fn):
@@ -113,11 +114,7 @@ def gemm(kern, M=4096, N=4096, K=4096):
     def setup():
         c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
         return ([a, b, bias, c] if entry == "gemm_bias" else [a, b, c]), [c]
-
-    def reference():
-        c = a.double() @ (b.double().T if entry == "gemm_nt" else b.double())
-        return c + bias.double() if entry == "gemm_bias" else c
-    return f"{M}x{N}x{K}", setup, reference
+    return f"{M}x{N}x{K}", setup, lambda: gemm_reference(kern, a, b, bias)
 
 
 def matmul_bf16(kern, M=2048, N=2048):

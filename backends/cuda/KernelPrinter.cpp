@@ -262,13 +262,17 @@ void KernelPrinter::noteSource(Operation *op) {
 // Control flow
 //===----------------------------------------------------------------------===//
 
+static unsigned addressSpace(Value ptr) {
+  return cast<LLVM::LLVMPointerType>(ptr.getType()).getAddressSpace();
+}
+
 /// A load of global memory the IR marks invariant (read-only while the
 /// kernel runs: `ld.global.nc`).
 static bool isInvariantGlobalLoad(Operation *op) {
   auto load = dyn_cast<LLVM::LoadOp>(op);
   return load && load.getInvariant() && !load.getVolatile_() &&
          load.getOrdering() == LLVM::AtomicOrdering::not_atomic &&
-         cast<LLVM::LLVMPointerType>(load.getAddr().getType()).getAddressSpace() == 1;
+         addressSpace(load.getAddr()) == 1;
 }
 
 /// An `if` that only chooses values: invariant loads (a masked load) and
@@ -482,7 +486,7 @@ static LLVM::StoreOp maskedGlobalStore(scf::IfOp op) {
     return {};
   auto store = dyn_cast<LLVM::StoreOp>(*ops.begin());
   if (!store || store.getVolatile_() || store.getOrdering() != LLVM::AtomicOrdering::not_atomic ||
-      cast<LLVM::LLVMPointerType>(store.getAddr().getType()).getAddressSpace() != 1)
+      addressSpace(store.getAddr()) != 1)
     return {};
   int64_t bytes = byteSize(store.getValue().getType());
   if (!llvm::is_contained({1, 2, 4, 8, 16}, bytes) ||
@@ -666,9 +670,8 @@ bool KernelPrinter::printArith(Operation *op) {
     if (it == fusedProduct.end())
       return false;
     auto m = cast<arith::MulFOp>(it->second);
-    Value other = op->getOperand(0) == m.getResult() ? op->getOperand(1) : op->getOperand(0);
     bool productFirst = op->getOperand(0) == m.getResult();
-    std::string a = use(m.getLhs()), b = use(m.getRhs()), c = use(other);
+    std::string a = use(m.getLhs()), b = use(m.getRhs()), c = operand(productFirst ? 1 : 0);
     if (sub && productFirst)
       c = "-(" + c + ")"; // x y - z
     else if (sub)
@@ -949,10 +952,6 @@ static int64_t byteSize(Type t) {
   if (t.isInteger(1))
     return 1;
   return t.getIntOrFloatBitWidth() / 8;
-}
-
-static unsigned addressSpace(Value ptr) {
-  return cast<LLVM::LLVMPointerType>(ptr.getType()).getAddressSpace();
 }
 
 /// A load's helper: the read-only path (`ld.global.nc`) for invariant loads
