@@ -38,6 +38,11 @@ inline constexpr llvm::StringLiteral kAccessAttr = "tile.access";
 /// (`overlap`) that the launch before it writes: written while the kernel
 /// runs, so not read-only (no `ld.global.nc`, nothing moved above a wait).
 inline constexpr llvm::StringLiteral kWrittenBesideAttr = "tile.written_beside";
+/// On a lowered scf.for that a role runs on one thread in few registers (a
+/// role of copies: its loops, and a store ring's row loop): kept rolled by
+/// every backend. LLVM does not unroll them; nvcc unrolled the epilogue
+/// role's row loop four times and spilled its addresses.
+inline constexpr llvm::StringLiteral kRolledLoopAttr = "tile.rolled";
 /// Name of the argument attribute that holds a parameter's source name.
 inline constexpr llvm::StringLiteral kNameAttr = "tile.name";
 /// On an output parameter: the relative error it may have against the op's

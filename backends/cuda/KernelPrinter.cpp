@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "backends/cuda/KernelPrinter.h"
+#include "dsl/TileDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -399,6 +400,8 @@ bool KernelPrinter::printFor(Operation *o) {
   bool narrow = type == "int64_t" && small(op.getLowerBound()) && small(op.getUpperBound()) &&
                 small(op.getStep());
   std::string loopVar = narrow ? iv + "_" : iv;
+  if (op->hasAttr(tile::kRolledLoopAttr))
+    line() << "#pragma unroll 1\n";
   line() << "for (" << (narrow ? "int32_t" : type) << " " << loopVar << " = "
          << use(op.getLowerBound()) << "; " << loopVar << " < " << use(op.getUpperBound()) << "; "
          << loopVar << " += " << use(op.getStep()) << ") {\n";
@@ -443,40 +446,42 @@ static int64_t byteSize(Type t);
 /// computes it, and the branch is a predicate, as ptxas makes of the PTX
 /// build's. CUTLASS stores through generic pointers with st.global alike.
 static const char *kStoreIfHelper =
-    R"(template <int Bytes> struct kiln_st_global;
-template <> struct kiln_st_global<1> {
+    R"(template <int Bytes, int Off> struct kiln_st_global;
+template <int Off> struct kiln_st_global<1, Off> {
   static __device__ __forceinline__ void run(uint32_t p, char *a, const void *v) {
-    asm volatile("{ .reg .pred q; setp.ne.b32 q, %0, 0; @q st.global.b8 [%1], %2; }" :: "r"(p), "l"(a), "h"((uint16_t)*(const uint8_t *)v) : "memory");
+    asm volatile("{ .reg .pred q; setp.ne.b32 q, %0, 0; @q st.global.b8 [%1+%3], %2; }" :: "r"(p), "l"(a), "h"((uint16_t)*(const uint8_t *)v), "n"(Off) : "memory");
   }
 };
-template <> struct kiln_st_global<2> {
+template <int Off> struct kiln_st_global<2, Off> {
   static __device__ __forceinline__ void run(uint32_t p, char *a, const void *v) {
-    asm volatile("{ .reg .pred q; setp.ne.b32 q, %0, 0; @q st.global.b16 [%1], %2; }" :: "r"(p), "l"(a), "h"(*(const uint16_t *)v) : "memory");
+    asm volatile("{ .reg .pred q; setp.ne.b32 q, %0, 0; @q st.global.b16 [%1+%3], %2; }" :: "r"(p), "l"(a), "h"(*(const uint16_t *)v), "n"(Off) : "memory");
   }
 };
-template <> struct kiln_st_global<4> {
+template <int Off> struct kiln_st_global<4, Off> {
   static __device__ __forceinline__ void run(uint32_t p, char *a, const void *v) {
-    asm volatile("{ .reg .pred q; setp.ne.b32 q, %0, 0; @q st.global.b32 [%1], %2; }" :: "r"(p), "l"(a), "r"(*(const uint32_t *)v) : "memory");
+    asm volatile("{ .reg .pred q; setp.ne.b32 q, %0, 0; @q st.global.b32 [%1+%3], %2; }" :: "r"(p), "l"(a), "r"(*(const uint32_t *)v), "n"(Off) : "memory");
   }
 };
-template <> struct kiln_st_global<8> {
+template <int Off> struct kiln_st_global<8, Off> {
   static __device__ __forceinline__ void run(uint32_t p, char *a, const void *v) {
     const uint2 w = *(const uint2 *)v;
-    asm volatile("{ .reg .pred q; setp.ne.b32 q, %0, 0; @q st.global.v2.b32 [%1], {%2, %3}; }" :: "r"(p), "l"(a), "r"(w.x), "r"(w.y) : "memory");
+    asm volatile("{ .reg .pred q; setp.ne.b32 q, %0, 0; @q st.global.v2.b32 [%1+%4], {%2, %3}; }" :: "r"(p), "l"(a), "r"(w.x), "r"(w.y), "n"(Off) : "memory");
   }
 };
-template <> struct kiln_st_global<16> {
+template <int Off> struct kiln_st_global<16, Off> {
   static __device__ __forceinline__ void run(uint32_t p, char *a, const void *v) {
     const uint4 w = *(const uint4 *)v;
-    asm volatile("{ .reg .pred q; setp.ne.b32 q, %0, 0; @q st.global.v4.b32 [%1], {%2, %3, %4, %5}; }" :: "r"(p), "l"(a), "r"(w.x), "r"(w.y), "r"(w.z), "r"(w.w) : "memory");
+    asm volatile("{ .reg .pred q; setp.ne.b32 q, %0, 0; @q st.global.v4.b32 [%1+%6], {%2, %3, %4, %5}; }" :: "r"(p), "l"(a), "r"(w.x), "r"(w.y), "r"(w.z), "r"(w.w), "n"(Off) : "memory");
   }
 };
-template <class T> __device__ __forceinline__ void kiln_store_if(bool p, char *a, const T &v) {
-  kiln_st_global<sizeof(T)>::run(p, a, &v);
+template <int Off = 0, class T> __device__ __forceinline__ void kiln_store_if(bool p, char *a, const T &v) {
+  kiln_st_global<sizeof(T), Off>::run(p, a, &v);
 })";
 
 /// The store of an `if` that holds nothing else, without results or an
-/// else: a masked store to global memory of a size st.global moves.
+/// else: a masked store to global memory of a size st.global moves. (An
+/// `if` that also builds the stored vector stays an `if`: built before it
+/// for a predicated store, `_cp`'s chunk kernel spilled 64 bytes.)
 static LLVM::StoreOp maskedGlobalStore(scf::IfOp op) {
   if (op.getNumResults() ||
       (!op.getElseRegion().empty() && !op.elseBlock()->without_terminator().empty()))
@@ -500,7 +505,15 @@ bool KernelPrinter::printIf(Operation *o) {
   if (LLVM::StoreOp store = maskedGlobalStore(op)) {
     noteSource(store);
     helpers.use("kiln_store_if", kStoreIfHelper);
-    line() << "kiln_store_if(" << use(op.getCondition()) << ", " << use(store.getAddr()) << ", "
+    std::string address = use(store.getAddr()), offset;
+    if (auto it = storeOffsets.find(store); it != storeOffsets.end()) {
+      auto gep = cast<LLVM::GEPOp>(store.getAddr().getDefiningOp());
+      int64_t size = byteSize(gep.getElemType());
+      address = use(gep.getBase()) + " + " + use(it->second.first) +
+                (size == 1 ? "" : " * " + std::to_string(size));
+      offset = "<" + std::to_string(it->second.second) + ">";
+    }
+    line() << "kiln_store_if" << offset << "(" << use(op.getCondition()) << ", " << address << ", "
            << use(store.getValue()) << ");\n";
     return true;
   }
@@ -572,6 +585,8 @@ bool KernelPrinter::printIf(Operation *o) {
 }
 
 bool KernelPrinter::printOp(Operation *op) {
+  if (elided.count(op))
+    return true; // read where its user is printed
   if (isa<LLVM::UndefOp, LLVM::PoisonOp>(op))
     return true; // printed where used
   if (isa<arith::ConstantOp, LLVM::ConstantOp, LLVM::AddressOfOp>(op)) {
@@ -699,7 +714,7 @@ bool KernelPrinter::printArith(Operation *op) {
       .Case([&](arith::MaxUIOp) { return pick(">", true); })
       .Case([&](arith::AddFOp) { return fused(false) || binary("+"); })
       .Case([&](arith::SubFOp) { return fused(true) || binary("-"); })
-      .Case([&](arith::MulFOp) { return elided.count(op) || binary("*"); })
+      .Case([&](arith::MulFOp) { return binary("*"); })
       .Case([&](arith::DivFOp) { return binary("/"); })
       .Case([&](arith::NegFOp) {
         assign(r, "-" + operand(0));
@@ -1034,8 +1049,6 @@ bool KernelPrinter::printLLVM(Operation *op) {
         return true;
       })
       .Case([&](LLVM::ExtractValueOp e) {
-        if (elided.count(op))
-          return true;
         if (e.getPosition().size() != 1)
           return fail(op, "a nested extractvalue");
         assign(r, operand(0) + ".e[" + std::to_string(e.getPosition()[0]) + "]");
@@ -1223,6 +1236,42 @@ bool KernelPrinter::updatesInPlace(Value from, Operation *op) {
                       [&](Operation *user) { return user == op || elided.count(user); });
 }
 
+/// A masked store (printed as kiln_store_if) to `base + (x + c)` elements,
+/// its address read by nothing else: printed as `base + x` with c elements'
+/// bytes as the store's immediate offset.
+void KernelPrinter::planStoreOffsets() {
+  func.walk([&](scf::IfOp op) {
+    LLVM::StoreOp store = maskedGlobalStore(op);
+    auto gep = store ? store.getAddr().getDefiningOp<LLVM::GEPOp>() : LLVM::GEPOp();
+    if (!gep || !gep->hasOneUse() || gep.getIndices().size() != 1 ||
+        !isa<Value>(gep.getIndices()[0]))
+      return;
+    // (An index cast to i64 moves no bits: index is 64 bits wide here.)
+    Value index = cast<Value>(gep.getIndices()[0]);
+    if (auto cast = index.getDefiningOp<arith::IndexCastOp>())
+      index = cast.getIn();
+    auto sum = index.getDefiningOp<arith::AddIOp>();
+    if (!sum || !(sum.getType().isIndex() || sum.getType().isInteger(64)))
+      return;
+    for (unsigned i = 0; i < 2; ++i) {
+      auto c = dyn_cast_or_null<IntegerAttr>(constantValue(sum->getOperand(i)));
+      int64_t bytes = c ? c.getValue().getSExtValue() * byteSize(gep.getElemType()) : -1;
+      if (bytes <= 0 || bytes >= (1 << 23))
+        continue;
+      storeOffsets[store] = {sum->getOperand(1 - i), bytes};
+      // The address is not printed, nor the index's cast and sum where
+      // nothing else reads them.
+      elided.insert(gep);
+      Operation *castOp = cast<Value>(gep.getIndices()[0]).getDefiningOp();
+      if (castOp != sum && castOp->hasOneUse())
+        elided.insert(castOp);
+      if (sum->hasOneUse() && (castOp == sum || elided.count(castOp)))
+        elided.insert(sum);
+      return;
+    }
+  });
+}
+
 /// LLVM's NVPTX backend contracts an f32 product into the sum or difference
 /// that reads it in the same block (FPOpFusion::Fast, and aggressively: a
 /// product with other uses too; of two products, the one with fewer uses,
@@ -1364,6 +1413,7 @@ bool KernelPrinter::print(std::string &error) {
   os << ") {\n";
   planInPlaceUpdates();
   planFusedProducts();
+  planStoreOffsets();
   if (!printBlock(entry))
     return false;
   os << "}\n";

@@ -85,7 +85,9 @@ private:
   std::set<std::string> taken;
   unsigned counter = 0, indent = 1;
   std::string lastSource;
-  /// Extracts an in-place asm update reads directly (not printed).
+  /// Ops not printed where they stand: extracts an in-place asm update
+  /// reads directly, products fused into an fma, a masked store's address
+  /// printed with its offset apart.
   llvm::DenseSet<mlir::Operation *> elided;
   /// Inline asm whose tied inputs are one struct's members, updated in
   /// place: the struct.
@@ -94,6 +96,10 @@ private:
   /// A sum or difference printed as an fma: the product it fuses.
   llvm::DenseMap<mlir::Operation *, mlir::Operation *> fusedProduct;
   void planFusedProducts();
+  /// Masked stores whose address is printed as a base and an immediate
+  /// byte offset: the base's element index and the offset.
+  llvm::DenseMap<mlir::Operation *, std::pair<mlir::Value, int64_t>> storeOffsets;
+  void planStoreOffsets();
   std::string *errorOut = nullptr;
 
   std::string declare(mlir::Value v, llvm::StringRef hint = "v");

@@ -124,6 +124,35 @@ TEST_CASE("cuda emitter: masked stores are predicated, invariant loads come firs
   CHECK(text.find("kiln_store<4>") == std::string::npos);
 }
 
+TEST_CASE("cuda emitter: a masked store's constant offset is its immediate", "[cuda]") {
+  // x[i + 3] masked: printed as the store to x + i with 12 bytes as the
+  // st.global's immediate (ptxas folds it so in the PTX build); the index
+  // sum and the address, read by nothing else, are not printed (nvcc would
+  // warn of unused variables).
+  const char *ir = R"mlir(
+    llvm.func @k(%n: i64, %x: !llvm.ptr<1>) attributes {nvvm.kernel, nvvm.maxntid = array<i32: 128, 1, 1>} {
+      %c3 = arith.constant 3 : index
+      %z = arith.constant 0.0 : f32
+      %t = nvvm.read.ptx.sreg.tid.x : i32
+      %i = arith.index_castui %t : i32 to index
+      %j = arith.addi %i, %c3 : index
+      %j64 = arith.index_cast %j : index to i64
+      %p = llvm.getelementptr %x[%j64] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
+      %i64 = arith.index_cast %i : index to i64
+      %c = arith.cmpi ult, %i64, %n : i64
+      scf.if %c {
+        llvm.store %z, %p {alignment = 4 : i64} : f32, !llvm.ptr<1>
+      }
+      llvm.return
+    }
+  )mlir";
+  std::string text = emitted(ir);
+  INFO(text);
+  CHECK(text.find("kiln_store_if<12>(") != std::string::npos);
+  CHECK(text.find("st.global.b32 [%1+%3]") != std::string::npos);
+  CHECK(text.find(" + 3") == std::string::npos);
+}
+
 TEST_CASE("cuda emitter: invariant loads stay below an acquire", "[cuda]") {
   // What an overlapped kernel reads after its flag wait was written by the
   // kernel beside it: the load must not float above the acquire.

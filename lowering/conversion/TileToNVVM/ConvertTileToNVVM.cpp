@@ -601,6 +601,10 @@ LogicalResult GpuKernelLowering::lowerFor(scf::ForOp op) {
   appendFragments(inits);
   auto loop = scf::ForOp::create(b, loc(), map.lookup(op.getLowerBound()),
                                  map.lookup(op.getUpperBound()), map.lookup(op.getStep()), inits);
+  // A role of copies runs on one thread in few registers: its loops stay
+  // rolled (see kRolledLoopAttr).
+  if (plan.roles[role].copyOnly)
+    loop->setAttr(tile::kRolledLoopAttr, b.getUnitAttr());
   map.map(op.getInductionVar(), loop.getInductionVar());
   auto bindRange = [&](ValueRange from, ValueRange to) {
     unsigned k = 0;

@@ -299,65 +299,87 @@ void GpuKernelLowering::copyStageOut(StoreOp store, Value stageBase) {
     whole =
         andOf(arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::eq, innerLo, cIndex(0)),
               arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::eq, innerHi, cIndex(width)));
-  // One loop per leading tile dim, over the rows the store keeps.
-  OpBuilder::InsertionGuard guard(b);
-  Value offset = cIndex(0), stageRow = cIndex(0);
-  int64_t stageStride = width;
-  SmallVector<Value> coords(shape.size());
-  for (int64_t td = last - 1; td >= 0; --td) {
-    Value lo, hi;
-    kept(td, lo, hi);
-    auto rows = scf::ForOp::create(b, loc(), lo, hi, cIndex(1));
-    b.setInsertionPoint(rows.getBody()->getTerminator());
-    coords[td] = rows.getInductionVar();
-  }
-  for (int64_t td = last - 1; td >= 0; --td) {
-    stageRow = add(stageRow, mul(coords[td], cIndex(stageStride)));
-    stageStride *= shape[td];
-  }
-  for (unsigned vd = 0; vd < starts.size(); ++vd) {
-    Value coord = starts[vd];
-    auto pos = llvm::find(keep, (int64_t)vd);
-    if (pos != keep.end() && (unsigned)(pos - keep.begin()) != last)
-      coord = add(coord, coords[pos - keep.begin()]);
-    offset = add(offset, mul(coord, vi.strides[vd]));
-  }
+  // The view offset of the tile's first element, before the loops: inside
+  // them a row adds its coordinates' strides to it, so a row's address is
+  // one multiply-add (LLVM strength-reduces it either way; nvcc, printing
+  // the CUDA build, redid the whole sum and its 64-bit products every row).
+  Value base = cIndex(0);
+  for (unsigned vd = 0; vd < starts.size(); ++vd)
+    base = add(base, mul(starts[vd], vi.strides[vd]));
   Type i64 = b.getI64Type();
   auto global = [&](Value elemOffset) {
     return LLVM::GEPOp::create(b, loc(), vi.ptr.getType(), elem, vi.ptr,
                                ValueRange{arith::IndexCastOp::create(b, loc(), i64, elemOffset)});
   };
-  Value rowStage = sharedElem(stageBase, elem, stageRow);
-  Value rowGlobal = global(offset);
+  // One loop per leading tile dim, over the rows the store keeps; `body`
+  // copies one row from its stage row and view offset.
+  auto eachRow = [&](llvm::function_ref<void(Value rowStage, Value offset)> body) {
+    OpBuilder::InsertionGuard guard(b);
+    Value offset = base, stageRow = cIndex(0);
+    SmallVector<int64_t> stageStrides(shape.size(), width);
+    for (int64_t td = (int64_t)last - 2; td >= 0; --td)
+      stageStrides[td] = stageStrides[td + 1] * shape[td + 1];
+    // Each loop carries its row's view offset and adds the stride a row:
+    // the strength reduction LLVM does in the PTX build, which nvcc did not
+    // do for the CUDA build's 64-bit products.
+    for (int64_t td = 0; td < (int64_t)last; ++td) {
+      Value lo, hi;
+      kept(td, lo, hi);
+      Value stride = vi.strides[keep[td]];
+      auto rows =
+          scf::ForOp::create(b, loc(), lo, hi, cIndex(1), ValueRange{add(offset, mul(lo, stride))});
+      rows->setAttr(tile::kRolledLoopAttr, b.getUnitAttr());
+      b.setInsertionPointToEnd(rows.getBody());
+      offset = rows.getRegionIterArgs()[0];
+      auto yield = scf::YieldOp::create(b, loc(), ValueRange{add(offset, stride)});
+      b.setInsertionPoint(yield);
+      stageRow = add(stageRow, mul(rows.getInductionVar(), cIndex(stageStrides[td])));
+    }
+    body(sharedElem(stageBase, elem, stageRow), offset);
+  };
   // One bulk copy for a whole row at a 16-byte aligned address; plain
   // stores for the rest of a cut or misaligned row.
-  if (!alignedRows)
-    whole = andOf(whole, arith::CmpIOp::create(
-                             b, loc(), arith::CmpIPredicate::eq,
-                             arith::AndIOp::create(
-                                 b, loc(), LLVM::PtrToIntOp::create(b, loc(), i64, rowGlobal),
-                                 arith::ConstantIntOp::create(b, loc(), 15, 64)),
-                             arith::ConstantIntOp::create(b, loc(), 0, 64)));
-  auto copyRow = [&] {
-    NVVM::CpAsyncBulkSharedCTAToGlobalOp::create(b, loc(), rowGlobal, rowStage,
+  auto copyRow = [&](Value rowStage, Value offset) {
+    NVVM::CpAsyncBulkSharedCTAToGlobalOp::create(b, loc(), global(offset), rowStage,
                                                  cI32(width * elemBytes), Value(), Value());
   };
-  if (!whole) {
-    copyRow();
+  auto storeElems = [&](Value rowStage, Value offset) {
+    auto elems = scf::ForOp::create(b, loc(), innerLo, innerHi, cIndex(1));
+    elems->setAttr(tile::kRolledLoopAttr, b.getUnitAttr());
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(elems.getBody()->getTerminator());
+    Value j = elems.getInductionVar();
+    Value v = LLVM::LoadOp::create(b, loc(), elem, sharedElem(rowStage, elem, j), elemBytes);
+    LLVM::StoreOp::create(b, loc(), v, global(add(offset, mul(j, vi.strides[inner]))), elemBytes);
+  };
+  if (alignedRows) {
+    if (!whole)
+      return eachRow(copyRow);
+    // Whether rows are whole is the same for every row: test it once,
+    // outside the loops.
+    auto bulk = scf::IfOp::create(b, loc(), TypeRange{}, whole, /*withElse=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(bulk.thenBlock()->getTerminator());
+    eachRow(copyRow);
+    b.setInsertionPoint(bulk.elseBlock()->getTerminator());
+    eachRow(storeElems);
     return;
   }
-  auto bulk = scf::IfOp::create(b, loc(), TypeRange{}, whole, /*withElse=*/true);
-  {
-    OpBuilder::InsertionGuard inBulk(b);
+  // A misaligned row's alignment depends on the row: test each.
+  eachRow([&](Value rowStage, Value offset) {
+    Value aligned = arith::CmpIOp::create(
+        b, loc(), arith::CmpIPredicate::eq,
+        arith::AndIOp::create(b, loc(), LLVM::PtrToIntOp::create(b, loc(), i64, global(offset)),
+                              arith::ConstantIntOp::create(b, loc(), 15, 64)),
+        arith::ConstantIntOp::create(b, loc(), 0, 64));
+    auto bulk = scf::IfOp::create(b, loc(), TypeRange{}, whole ? andOf(whole, aligned) : aligned,
+                                  /*withElse=*/true);
+    OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(bulk.thenBlock()->getTerminator());
-    copyRow();
-  }
-  b.setInsertionPoint(bulk.elseBlock()->getTerminator());
-  auto elems = scf::ForOp::create(b, loc(), innerLo, innerHi, cIndex(1));
-  b.setInsertionPoint(elems.getBody()->getTerminator());
-  Value j = elems.getInductionVar();
-  Value v = LLVM::LoadOp::create(b, loc(), elem, sharedElem(rowStage, elem, j), elemBytes);
-  LLVM::StoreOp::create(b, loc(), v, global(add(offset, mul(j, vi.strides[inner]))), elemBytes);
+    copyRow(rowStage, offset);
+    b.setInsertionPoint(bulk.elseBlock()->getTerminator());
+    storeElems(rowStage, offset);
+  });
 }
 
 } // namespace kiln::nvvm
