@@ -485,7 +485,8 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
                        llvm.store ... (the tile, row-major, into stage s)
                        nvvm.fence.proxy; nvvm.mbarrier.arrive %full[s]
       copying thread:  nvvm.mbarrier.try_wait.parity %full[s]
-                       nvvm.cp.async.bulk.global.shared.cta ... (per kept row)
+                       scf.for ... iter_args(%off) {tile.rolled}: (per kept row)
+                         nvvm.cp.async.bulk.global.shared.cta ...; %off + stride
                        nvvm.cp.async.bulk.commit.group
                        nvvm.cp.async.bulk.wait_group 1 {read}
                        nvvm.mbarrier.arrive %empty[s - 1]
