@@ -11,11 +11,18 @@ process, one GPU). The GDN builds' golden checks are kiln-gpu's
 (bench/gpu_cuda.sh).
 
 usage: python3 bench/cuda_vs_ptx.py [--dir .kiln-out/cuda] [--json OUT.json]
+       [--per-kernel] [--only NAME,NAME]
+(from the repository root; the `kiln` package and bench/gemm_bench.py are
+found from the script's own place, no PYTHONPATH needed)
 """
 import argparse
 import json
 import math
+import sys
 from pathlib import Path
+
+_ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(_ROOT / "python"), str(_ROOT / "bench")]
 
 import torch
 import triton
