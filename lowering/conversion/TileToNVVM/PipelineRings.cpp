@@ -299,10 +299,7 @@ void GpuKernelLowering::copyStageOut(StoreOp store, Value stageBase) {
     whole =
         andOf(arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::eq, innerLo, cIndex(0)),
               arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::eq, innerHi, cIndex(width)));
-  // The view offset of the tile's first element, before the loops: inside
-  // them a row adds its coordinates' strides to it, so a row's address is
-  // one multiply-add (LLVM strength-reduces it either way; nvcc, printing
-  // the CUDA build, redid the whole sum and its 64-bit products every row).
+  // The view offset of the tile's first element, before the loops.
   Value base = cIndex(0);
   for (unsigned vd = 0; vd < starts.size(); ++vd)
     base = add(base, mul(starts[vd], vi.strides[vd]));
@@ -320,8 +317,8 @@ void GpuKernelLowering::copyStageOut(StoreOp store, Value stageBase) {
     for (int64_t td = (int64_t)last - 2; td >= 0; --td)
       stageStrides[td] = stageStrides[td + 1] * shape[td + 1];
     // Each loop carries its row's view offset and adds the stride a row:
-    // the strength reduction LLVM does in the PTX build, which nvcc did not
-    // do for the CUDA build's 64-bit products.
+    // the strength reduction LLVM does in the PTX build; nvcc, compiling
+    // the CUDA build, redid the whole sum and its 64-bit products a row.
     for (int64_t td = 0; td < (int64_t)last; ++td) {
       Value lo, hi;
       kept(td, lo, hi);
