@@ -336,10 +336,11 @@ void GpuKernelLowering::copyStageOut(StoreOp store, Value stageBase) {
   };
   // One bulk copy for a whole row at a 16-byte aligned address; plain
   // stores for the rest of a cut or misaligned row.
-  auto copyRow = [&](Value rowStage, Value offset) {
-    NVVM::CpAsyncBulkSharedCTAToGlobalOp::create(b, loc(), global(offset), rowStage,
+  auto copyRow = [&](Value rowStage, Value rowGlobal) {
+    NVVM::CpAsyncBulkSharedCTAToGlobalOp::create(b, loc(), rowGlobal, rowStage,
                                                  cI32(width * elemBytes), Value(), Value());
   };
+  auto copyEachRow = [&](Value rowStage, Value offset) { copyRow(rowStage, global(offset)); };
   auto storeElems = [&](Value rowStage, Value offset) {
     auto elems = scf::ForOp::create(b, loc(), innerLo, innerHi, cIndex(1));
     elems->setAttr(tile::kRolledLoopAttr, b.getUnitAttr());
@@ -351,29 +352,30 @@ void GpuKernelLowering::copyStageOut(StoreOp store, Value stageBase) {
   };
   if (alignedRows) {
     if (!whole)
-      return eachRow(copyRow);
+      return eachRow(copyEachRow);
     // Whether rows are whole is the same for every row: test it once,
     // outside the loops.
     auto bulk = scf::IfOp::create(b, loc(), TypeRange{}, whole, /*withElse=*/true);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(bulk.thenBlock()->getTerminator());
-    eachRow(copyRow);
+    eachRow(copyEachRow);
     b.setInsertionPoint(bulk.elseBlock()->getTerminator());
     eachRow(storeElems);
     return;
   }
   // A misaligned row's alignment depends on the row: test each.
   eachRow([&](Value rowStage, Value offset) {
+    Value rowGlobal = global(offset);
     Value aligned = arith::CmpIOp::create(
         b, loc(), arith::CmpIPredicate::eq,
-        arith::AndIOp::create(b, loc(), LLVM::PtrToIntOp::create(b, loc(), i64, global(offset)),
+        arith::AndIOp::create(b, loc(), LLVM::PtrToIntOp::create(b, loc(), i64, rowGlobal),
                               arith::ConstantIntOp::create(b, loc(), 15, 64)),
         arith::ConstantIntOp::create(b, loc(), 0, 64));
     auto bulk = scf::IfOp::create(b, loc(), TypeRange{}, whole ? andOf(whole, aligned) : aligned,
                                   /*withElse=*/true);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(bulk.thenBlock()->getTerminator());
-    copyRow(rowStage, offset);
+    copyRow(rowStage, rowGlobal);
     b.setInsertionPoint(bulk.elseBlock()->getTerminator());
     storeElems(rowStage, offset);
   });
