@@ -16,7 +16,7 @@ SELECT = REPO / "ops" / "gdn" / "select"
 # Each bundled selection (op/name), and the bench run (and time key: what
 # follows the schedule's name, consts included) it was written from.
 BUNDLED = [("gdn/prefill_sm_90a", "fi_h200_2026-11-28_prefill.json", "_graph_ms"),
-           ("gdn/decode_sm_90a", "fi_h200_2026-11-28_decode.json", "_graph_us"),
+           ("gdn/decode_sm_90a", "decode_h200_2026-11-28_tma.json", "_graph_us"),
            ("gdn/decode_sm_90a_bf16", "fi_h200_2026-11-28_decode.json", "_graph_us"),
            ("gemm/gemm_sm_90a", "gemm_h200_2026-11-28_tiles.json", "_ms"),
            ("gemm/gemm_nt_sm_90a", "gemm_h200_2026-11-28_forms.json", "_ms"),
