@@ -104,6 +104,13 @@ bool KernelPrinter::printNvvm(Operation *op) {
                       use(s.getOffset()) + ")");
         return true;
       })
+      .Case([&](NVVM::PermuteOp p) {
+        if (p.getMode() != NVVM::PermuteMode::DEFAULT || !p.getHi())
+          return fail(op, "a byte permute in a mode other than the two-word default");
+        assign(r, "(int32_t)__byte_perm((unsigned)" + use(p.getLo()) + ", (unsigned)" +
+                      use(p.getHi()) + ", (unsigned)" + use(p.getSelector()) + ")");
+        return true;
+      })
       .Case([&](NVVM::MBarrierInitOp m) {
         if (m.getPredicate())
           return fail(op, "a predicated mbarrier.init");

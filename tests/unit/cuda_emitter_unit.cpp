@@ -190,3 +190,25 @@ TEST_CASE("cuda emitter: a product read twice is contracted as LLVM does", "[cud
   CHECK(text.find("= v1 * v2;") != std::string::npos); // the product read once, and its sum
   CHECK(text.find("= v3 + v0;") != std::string::npos);
 }
+
+TEST_CASE("cuda emitter: a byte permute is __byte_perm (one PRMT)", "[cuda]") {
+  // The high parts of two f32s as one word (a split A's fragment,
+  // GpuKernelLowering::packHighParts): printed as two shifted halves, nvcc
+  // spent a shift on each and a permute to join them.
+  const char *ir = R"mlir(
+    llvm.func @k(%x: !llvm.ptr<1>) attributes {nvvm.kernel, nvvm.maxntid = array<i32: 32, 1, 1>} {
+      %sel = arith.constant 30258 : i32
+      %a = llvm.load %x {alignment = 4 : i64} : !llvm.ptr<1> -> i32
+      %y = llvm.getelementptr %x[1] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i32
+      %b = llvm.load %y {alignment = 4 : i64} : !llvm.ptr<1> -> i32
+      %w = nvvm.prmt #nvvm.permute_mode<default> %sel, %a, %b : i32
+      llvm.store %w, %x {alignment = 4 : i64} : i32, !llvm.ptr<1>
+      llvm.return
+    }
+  )mlir";
+  std::string text = emitted(ir);
+  INFO(text);
+  // v0 the low word (bytes 0-3), v2 the high one, 0x7632 the selector.
+  CHECK(text.find("__byte_perm((unsigned)v0, (unsigned)v2,") != std::string::npos);
+  CHECK(text.find("(unsigned)30258)") != std::string::npos);
+}

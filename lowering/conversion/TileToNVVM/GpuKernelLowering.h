@@ -579,6 +579,15 @@ private:
         arith::AndIOp::create(b, loc(), bits, cI32(static_cast<int32_t>(0xFFFF0000u))));
     return scalarCast(b, loc(), arith::SubFOp::create(b, loc(), x, high), split);
   }
+  /// The 32-bit word of two f32s' high parts (splitPart 0), x0's in its low
+  /// half: one byte permute of the two words as they lie. (Built from two
+  /// shifted halves, nvcc spends a shift on each and a permute to join them.)
+  Value packHighParts(Value x0, Value x1) {
+    Type i32 = b.getI32Type();
+    return NVVM::PermuteOp::create(b, loc(), i32, LLVM::BitcastOp::create(b, loc(), i32, x0),
+                                   LLVM::BitcastOp::create(b, loc(), i32, x1), cI32(0x7632),
+                                   NVVM::PermuteMode::DEFAULT);
+  }
   /// Whether the swizzled layout saves bank conflicts staging `operand`.
   bool swizzlePays(Value operand, bool isLhs, const MmaTiling &t, bool nMajor = false);
   /// Stages a tensor-core operand (the dot's lhs when `isLhs`) K-major at `region`

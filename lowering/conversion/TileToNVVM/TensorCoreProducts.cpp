@@ -533,6 +533,11 @@ std::optional<ARegisters> GpuKernelLowering::registerOperandA(DotOp op, const Mm
         Type pairType = VectorType::get({2}, element);
         for (int64_t half = 0; half < 2; ++half)
           for (int64_t h = 0; h < 2; ++h) {
+            if (t.splitA && part == 0) {
+              words.push_back(
+                  packHighParts(v(round, 2 * s + half, h, 0), v(round, 2 * s + half, h, 1)));
+              continue;
+            }
             Value pair = LLVM::UndefOp::create(b, loc(), pairType);
             for (int64_t c = 0; c < 2; ++c) {
               Value x = v(round, 2 * s + half, h, c);
