@@ -588,6 +588,22 @@ private:
                                    LLVM::BitcastOp::create(b, loc(), i32, x1), cI32(0x7632),
                                    NVVM::PermuteMode::DEFAULT);
   }
+  /// Part `part` of f32s `x` split (splitPart) as one vector of `split`:
+  /// the high parts a word per pair (packHighParts), the rest as elements.
+  Value packSplitRun(ArrayRef<Value> x, Type split, int64_t part) {
+    int64_t n = x.size();
+    if (part == 0 && n % 2 == 0) {
+      Value words = LLVM::UndefOp::create(b, loc(), VectorType::get({n / 2}, b.getI32Type()));
+      for (int64_t j = 0; j < n / 2; ++j)
+        words = LLVM::InsertElementOp::create(b, loc(), words,
+                                              packHighParts(x[2 * j], x[2 * j + 1]), cI32(j));
+      return LLVM::BitcastOp::create(b, loc(), VectorType::get({n}, split), words);
+    }
+    Value v = LLVM::UndefOp::create(b, loc(), VectorType::get({n}, split));
+    for (int64_t j = 0; j < n; ++j)
+      v = LLVM::InsertElementOp::create(b, loc(), v, splitPart(x[j], split, part), cI32(j));
+    return v;
+  }
   /// Whether the swizzled layout saves bank conflicts staging `operand`.
   bool swizzlePays(Value operand, bool isLhs, const MmaTiling &t, bool nMajor = false);
   /// Stages a tensor-core operand (the dot's lhs when `isLhs`) K-major at `region`

@@ -144,14 +144,8 @@ void GpuKernelLowering::stageMmaOperandPart(const StagedOperand &o, bool isLhs, 
   // row (whole K blocks); other registers compute theirs.
   Value rowBase = add(bases[rowDim], cIndex(rowOffset)), kBase = bases[kDim];
   Value threadStart = add(areaStart, operandByteOffset(t, swizzled, rows, rowBase, kBase, nMajor));
-  const Regs *values = &regs[tile];
-  Regs parts;
-  if (t.splitA && isLhs) {
-    for (Value v : *values)
-      parts.push_back(splitPart(v, stored, part));
-    values = &parts;
-  }
-  const Regs &x = *values;
+  const Regs &x = regs[tile];
+  bool split = t.splitA && isLhs;
   for (int64_t r = 0; r < l.numRegs(); ++r) {
     SmallVector<int64_t, 2> ri = l.regIndex(r);
     if (ri[last] % vec)
@@ -166,10 +160,22 @@ void GpuKernelLowering::stageMmaOperandPart(const StagedOperand &o, bool isLhs, 
                                                      add(kBase, cIndex(kC)), nMajor)));
     }
     if (vec == 1) {
-      LLVM::StoreOp::create(b, loc(), scalarCast(b, loc(), x[r], stored), addr);
+      LLVM::StoreOp::create(
+          b, loc(), split ? splitPart(x[r], stored, part) : scalarCast(b, loc(), x[r], stored),
+          addr);
       continue;
     }
-    LLVM::StoreOp::create(b, loc(), packRun(l, x, ri, vec, stored), addr, vec * t.elemBytes);
+    Value run;
+    if (split) {
+      SmallVector<Value> f32s;
+      SmallVector<int64_t, 2> rj(ri);
+      for (int64_t j = 0; j < vec; ++j, ++rj.back())
+        f32s.push_back(x[l.regNumber(rj)]);
+      run = packSplitRun(f32s, stored, part);
+    } else {
+      run = packRun(l, x, ri, vec, stored);
+    }
+    LLVM::StoreOp::create(b, loc(), run, addr, vec * t.elemBytes);
   }
 }
 
@@ -248,10 +254,14 @@ bool GpuKernelLowering::stageByPieces(const StagedOperand &o, bool isLhs, const 
     // Each part of a split A from the same gather.
     bool split = t.splitA && isLhs;
     for (int64_t part = 0; part < (split ? t.aParts() : 1); ++part) {
-      Value v = LLVM::UndefOp::create(b, loc(), pieceType);
-      for (int64_t e = 0; e < perPiece; ++e) {
-        Value y = split ? splitPart(x[e], stored, part) : scalarCast(b, loc(), x[e], stored);
-        v = LLVM::InsertElementOp::create(b, loc(), v, y, cI32(e));
+      Value v;
+      if (split) {
+        v = packSplitRun(x, stored, part);
+      } else {
+        v = LLVM::UndefOp::create(b, loc(), pieceType);
+        for (int64_t e = 0; e < perPiece; ++e)
+          v = LLVM::InsertElementOp::create(b, loc(), v, scalarCast(b, loc(), x[e], stored),
+                                            cI32(e));
       }
       LLVM::StoreOp::create(b, loc(), v,
                             smemAt(add(areaStart, add(offset, cIndex(part * t.aPartBytes())))), 16);
