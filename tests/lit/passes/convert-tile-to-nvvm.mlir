@@ -798,12 +798,12 @@ tile.kernel @one_conversion(%N: index, %x: !tile.view<[N, 64, 64], f32> {tile.ac
 // -----
 
 // An f32 A times a bf16 B runs as two bf16 products into one accumulator:
-// A's top 16 bits (no conversion instruction: the bits as they lie) and the
-// rounded rest, staged one after the other (the second part 64 x 32 x 2 =
-// 4096 bytes on), each over both K steps of the same B.
+// A's top 16 bits (no conversion instruction: the bits as they lie, two
+// elements' a word by one byte permute, selector 0x7632) and the rounded
+// rest, staged one after the other (the second part 64 x 32 x 2 = 4096
+// bytes on), each over both K steps of the same B.
 // CHECK-LABEL: llvm.func @split_a(
-// CHECK: arith.shrui {{.*}} : i32
-// CHECK: arith.trunci {{.*}} : i32 to i16
+// CHECK: nvvm.prmt <default> %c30258_i32{{.*}} : i32
 // CHECK: arith.andi %{{.*}}, %c-65536{{.*}} : i32
 // CHECK: arith.subf
 // CHECK-NEXT: arith.truncf {{.*}} : f32 to bf16
