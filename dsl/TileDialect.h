@@ -32,6 +32,10 @@
 namespace kiln::tile {
 /// Name of the discardable attribute that holds an op's stable ID.
 inline constexpr llvm::StringLiteral kOpIdAttr = "tile.id";
+/// More names of the op: `let` bindings of a tile an op with an ID already
+/// makes (`let kn = if L2 { l2norm(k) } else { k_raw }` with L2 false), so
+/// that a schedule naming them holds whatever the source's constants are.
+inline constexpr llvm::StringLiteral kOpAliasesAttr = "tile.aliases";
 /// Name of the argument attribute that holds a view's access mode.
 inline constexpr llvm::StringLiteral kAccessAttr = "tile.access";
 /// On an `in` argument of a kernel launched beside the launch before it

@@ -102,6 +102,12 @@ llvm::StringMap<Operation *> KernelOp::getOpsById() {
     if (auto id = op->getAttrOfType<StringAttr>(kOpIdAttr))
       byId[id.getValue()] = op;
   });
+  // Aliases after every ID: an ID wins a name.
+  getBody().walk([&](Operation *op) {
+    if (auto aliases = op->getAttrOfType<ArrayAttr>(kOpAliasesAttr))
+      for (StringRef alias : aliases.getAsValueRange<StringAttr>())
+        byId.try_emplace(alias, op);
+  });
   return byId;
 }
 

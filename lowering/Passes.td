@@ -491,6 +491,18 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
                        nvvm.cp.async.bulk.wait_group 1 {read}
                        nvvm.mbarrier.arrive %empty[s - 1]
 
+    Tiles in a `copy: shared` pipeline go from the computing role listing
+    them to the other computing roles that use them; a reader makes none
+    of them, so for `%kn = tile.mul ...; %kq = tile.reduce ...` it becomes
+
+      writing role:    (%kn computed) nvvm.mbarrier.try_wait.parity %empty[s]
+                       llvm.store ... (%kn into stage s, in its layout)
+                       (%kq computed) llvm.store ... (one thread)
+                       nvvm.mbarrier.arrive %full[s]
+      reading role:    nvvm.mbarrier.try_wait.parity %full[s]
+                       llvm.load ... (%kn); llvm.load ... (%kq)
+                       nvvm.mbarrier.arrive %empty[s]
+
     A loop-carried tile the schedule keeps in tensor memory (`tensor_memory:
     [S]`, KernelPlan's ResidentPlan) lives in columns of its own: written
     there before the loop, scaled in place and accumulated onto in it, its

@@ -164,6 +164,7 @@ private:
   std::vector<Scope> scopes;
   size_t scopeBase = 0; // functions see only scopes from here on
   std::set<std::string> usedIds;
+  std::vector<std::pair<Operation *, std::string>> pendingAliases;
   /// Ops bound by a `let`/`var` inside an inlined function, with the
   /// binding's name: named after the kernel body (emitKernel), and only
   /// where the caller's own binding has not named the op, so a function
@@ -385,6 +386,20 @@ private:
       functionIds.emplace_back(op, name);
     else if (!op->hasAttr(tl::kOpIdAttr))
       setUniqueId(op, name);
+    else
+      pendingAliases.emplace_back(op, name);
+  }
+  /// Gives `op`, which has an ID, the further name `name` (a `let` of a
+  /// tile already named), unless an ID of the kernel or an earlier alias
+  /// has it; once every ID is given, so an alias never renames an op.
+  void addAlias(Operation *op, const std::string &name) {
+    if (!usedIds.insert(name).second)
+      return;
+    SmallVector<Attribute> aliases;
+    if (auto list = op->getAttrOfType<ArrayAttr>(tl::kOpAliasesAttr))
+      aliases.append(list.begin(), list.end());
+    aliases.push_back(b.getStringAttr(name));
+    op->setAttr(tl::kOpAliasesAttr, b.getArrayAttr(aliases));
   }
   /// Names `op` `name`, or `name.2`, `name.3`... when the kernel has one.
   void setUniqueId(Operation *op, const std::string &name) {
@@ -1573,15 +1588,23 @@ bool Emitter::evalConstants(const Program &prog) {
     }
     SVal v;
     if (over != options.constants.end()) {
-      if (!over->second.symbol.empty()) {
-        errs << over->second.origin << ": error: '" << c.name << "' is " << c.type
-             << ", not an element type\n";
+      // A bool takes true or false as the source writes them, or 0 or 1.
+      const std::string &word = over->second.symbol;
+      bool boolWord = c.type == "bool" && (word == "true" || word == "false");
+      if (!word.empty() && !boolWord) {
+        errs << over->second.origin << ": error: '" << c.name << "' is "
+             << (c.type == "bool" ? "a bool; give true, false, 0 or 1"
+                                  : c.type + ", not an element type")
+             << "\n";
         failed = true;
         return false;
       }
-      if (c.type == "bool") {
+      if (boolWord) {
+        v = SVal::ofBool(word == "true");
+      } else if (c.type == "bool") {
         if (over->second.value != 0 && over->second.value != 1) {
-          errs << over->second.origin << ": error: '" << c.name << "' is a bool; give 0 or 1\n";
+          errs << over->second.origin << ": error: '" << c.name
+               << "' is a bool; give true, false, 0 or 1\n";
           failed = true;
           return false;
         }
@@ -1851,6 +1874,7 @@ DictionaryAttr Emitter::constsAttr() {
 bool Emitter::emitKernel(const Kernel &k, ModuleOp module) {
   usedIds.clear(); // a schedule names ops within one kernel
   functionIds.clear();
+  pendingAliases.clear();
   std::vector<std::string> dimNames;
   SmallVector<Type> argTypes;
   SmallVector<Attribute> argAttrs;
@@ -1919,6 +1943,10 @@ bool Emitter::emitKernel(const Kernel &k, ModuleOp module) {
   for (auto &[op, name] : functionIds)
     if (!op->hasAttr(tl::kOpIdAttr))
       setUniqueId(op, name);
+    else
+      pendingAliases.emplace_back(op, name);
+  for (auto &[op, name] : pendingAliases)
+    addAlias(op, name);
   tl::ReturnOp::create(b, loc(k.pos));
   return true;
 }

@@ -19,7 +19,12 @@ int64_t kiln::pipelineSmemBytes(const Schedule &s, KernelOp kernel) {
   int64_t total = 0;
   for (const Pipeline &p : s.pipelines)
     for (const Named &buf : p.buffers)
-      if (auto load = dyn_cast_or_null<LoadOp>(KernelOp::copiedBy(byId.lookup(buf.name))))
+      if (p.copy.name == "shared") {
+        Operation *op = byId.lookup(buf.name);
+        if (op && op->getNumResults() == 1)
+          if (auto tile = dyn_cast<TileType>(op->getResult(0).getType()))
+            total += p.depth * tileBytes(tile);
+      } else if (auto load = dyn_cast_or_null<LoadOp>(KernelOp::copiedBy(byId.lookup(buf.name))))
         total += p.depth * tileBytes(load.getResult().getType());
       else if (auto store = dyn_cast_or_null<StoreOp>(byId.lookup(buf.name)))
         total += p.depth * tileBytes(store.getValue().getType());
@@ -106,6 +111,21 @@ bool kiln::applySchedule(const Schedule &s, KernelOp kernel, llvm::raw_ostream &
   }
   for (const Pipeline &p : s.pipelines)
     for (const Named &buf : p.buffers) {
+      // A shared ring carries any tile a role computes.
+      if (p.copy.name == "shared") {
+        Operation *op = byId.lookup(buf.name);
+        if (!op || op->getNumResults() != 1 || !isa<TileType>(op->getResult(0).getType()) ||
+            isa<StoreOp>(op)) {
+          errs << s.diag(
+              buf.pos,
+              "pipeline '" + p.name.name + "' carries '" + buf.name + "', which " +
+                  (op ? "makes no tile" : "the kernel lacks (op ids: " + knownIds() + ")") +
+                  "; a `copy: shared` ring carries tiles one role computes "
+                  "and others read");
+          return false;
+        }
+        continue;
+      }
       // Bulk copies carry stores out; every other copy brings loads in.
       bool out = p.copy.name == "bulk";
       Operation *op = out ? byId.lookup(buf.name) : KernelOp::copiedBy(byId.lookup(buf.name));
@@ -149,10 +169,22 @@ bool kiln::applySchedule(const Schedule &s, KernelOp kernel, llvm::raw_ostream &
     for (const Pipeline &p : s.pipelines)
       for (const Named &buf : p.buffers)
         if (!owned.count(buf.name)) {
-          errs << s.diag(buf.pos, "no role issues the copies of '" + buf.name +
-                                      "': list it in the ops of the role that copies it");
+          errs << s.diag(buf.pos,
+                         p.copy.name == "shared"
+                             ? "no role computes '" + buf.name + "' for ring '" + p.name.name +
+                                   "': list it in the ops of the role that writes the stages"
+                             : "no role issues the copies of '" + buf.name +
+                                   "': list it in the ops of the role that copies it");
           return false;
         }
+  } else {
+    for (const Pipeline &p : s.pipelines)
+      if (p.copy.name == "shared") {
+        errs << s.diag(p.copy.pos, "pipeline '" + p.name.name +
+                                       "' is a `copy: shared` ring, which one role fills for "
+                                       "others to read; this kernel has one role");
+        return false;
+      }
   }
   for (const Pipeline &p : s.pipelines)
     for (const Named &buf : p.buffers) {

@@ -23,7 +23,9 @@ static const std::vector<TargetDesc> &targets() {
     hopper.mmaKinds = {{"none"}, {"simt"}, {"wgmma", 4, true, 4}};
     // cp.async (Ampere's copies) is not lowered: a TMA ring does its job
     // on these targets, so a schedule asking for it is rejected.
-    hopper.copyKinds = {"ld", "tma", "bulk"};
+    // `shared`: a ring whose stages a computing role fills with plain
+    // shared-memory stores for other roles to read (no copy engine).
+    hopper.copyKinds = {"ld", "tma", "bulk", "shared"};
     hopper.smemBytes = 232448; // 227 KB opt-in
     hopper.regsPerThread = 255;
     hopper.regsPerSM = 65536;

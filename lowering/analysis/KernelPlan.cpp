@@ -339,6 +339,10 @@ void closeOver(KernelPlan &plan, unsigned role, ArrayRef<Operation *> seeds) {
           pushValue(operand.get());
       continue;
     }
+    // A shared ring's reader loads the tile from a stage: it makes none of
+    // it.
+    if (const SharedRingPlan *shared = plan.sharedRingOf(op); shared && shared->writer != role)
+      continue;
     const RingPlan *ring = plan.ringOf(op);
     if (ring && ring->issuer != role) {
       // The readers re-apply limits (tokens past a sequence's end) to what
@@ -720,7 +724,60 @@ LogicalResult chooseWriter(KernelOp kernel, KernelPlan &plan, StoreRingPlan &rin
   return success();
 }
 
+/// A `copy: shared` pipeline: its buffers (tiles made in one block by the
+/// role listing them) and their places in a stage.
+LogicalResult planSharedRing(KernelOp kernel, KernelPlan &plan, PipelineAttr p,
+                             const llvm::StringMap<Operation *> &byId,
+                             function_ref<int(StringRef)> roleOwning, ScheduleAttr schedule) {
+  SharedRingPlan ring;
+  ring.pipeline = p.getName().str();
+  ring.depth = p.getDepth();
+  int writer = -1;
+  for (StringRef id : p.getBuffers().getAsValueRange<StringAttr>()) {
+    Operation *op = byId.lookup(id);
+    if (!op || op->getNumResults() != 1 || !isa<TileType>(op->getResult(0).getType()))
+      return kernel.emitOpError("pipeline '")
+                 << ring.pipeline << "' carries '" << id << "', which makes no tile of the kernel",
+             failure();
+    auto fail = [&](const Twine &why) {
+      InFlightDiagnostic diag = op->emitOpError("is in pipeline '")
+                                << ring.pipeline << "', " << why;
+      noteScheduleLine(diag, schedule, {"pipelines"});
+      return failure();
+    };
+    int owner = roleOwning(id);
+    if (owner < 0 || plan.roles.size() < 2)
+      return fail("but no role lists it: list it under the role that computes it and writes "
+                  "the stages");
+    if (writer >= 0 && owner != writer)
+      return fail("but another role lists it: one role writes a pipeline's stages");
+    writer = owner;
+    if (!ring.buffers.empty() && op->getBlock() != ring.buffers.front()->getBlock())
+      return fail("but not in the same block as '" +
+                  ring.buffers.front()->getAttrOfType<StringAttr>(kOpIdAttr).getValue() +
+                  "': a stage holds one of each buffer, so give each its own pipeline");
+    ring.buffers.push_back(op);
+  }
+  llvm::sort(ring.buffers, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  for (Operation *op : ring.buffers) {
+    ring.bufferOffsets.push_back(ring.stageBytes);
+    // 16-byte aligned, so each thread's vector accesses stay aligned.
+    ring.stageBytes = alignTo(ring.stageBytes + tileBytes(op->getResult(0)), 16);
+  }
+  ring.stageStride = alignTo(ring.stageBytes, kRingAlignment);
+  ring.writer = writer;
+  plan.sharedRings.push_back(ring);
+  return success();
+}
+
 } // namespace
+
+const SharedRingPlan *KernelPlan::sharedRingOf(Operation *op) const {
+  for (const SharedRingPlan &r : sharedRings)
+    if (r.indexOf(op) >= 0)
+      return &r;
+  return nullptr;
+}
 
 const StoreRingPlan *KernelPlan::storeRingOf(Operation *store) const {
   for (const StoreRingPlan &r : storeRings)
@@ -860,6 +917,7 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
   llvm::StringMap<Operation *> byId = kernel.getOpsById();
   // A pipeline buffer that names a cast of a load stands for the load: the
   // role listing it issues the copy, and whoever uses the cast reads the ring.
+  llvm::StringMap<Operation *> sharedById = byId; // for `copy: shared`: the tiles named
   for (Attribute a : schedule.getPipelines())
     for (StringRef id : cast<PipelineAttr>(a).getBuffers().getAsValueRange<StringAttr>())
       if (Operation *op = byId.lookup(id))
@@ -903,6 +961,11 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
   };
   for (Attribute a : schedule.getPipelines()) {
     auto p = cast<PipelineAttr>(a);
+    if (p.getCopy().getValue() == "shared") {
+      if (failed(planSharedRing(kernel, plan, p, sharedById, roleOwning, schedule)))
+        return failure();
+      continue;
+    }
     // TMA loads and bulk stores travel through rings; plain loads need no
     // plan.
     bool out = p.getCopy().getValue() == "bulk";
@@ -983,6 +1046,33 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
     }
     if (!ring.consumerThreads)
       return ring.load.emitOpError("fills ring '") << ring.pipeline << "' that no role reads",
+             failure();
+  }
+  for (SharedRingPlan &ring : plan.sharedRings) {
+    if (!plan.roles[ring.writer].computes())
+      return ring.buffers.front()->emitOpError("is in pipeline '")
+                 << ring.pipeline << "', but role '" << plan.roles[ring.writer].name
+                 << "', which lists it, only copies or issues products; the role writing a "
+                    "`copy: shared` ring computes its tiles",
+             failure();
+    for (auto [r, role] : llvm::enumerate(plan.roles)) {
+      SmallVector<bool, 4> touched;
+      for (Operation *op : ring.buffers)
+        touched.push_back(r == ring.writer || (!role.issuesMma && role.runs.contains(op)));
+      ring.touches.push_back(touched);
+      if (r == ring.writer || !llvm::is_contained(touched, true))
+        continue;
+      if (role.copyOnly)
+        return ring.buffers[llvm::find(touched, true) - touched.begin()]->emitOpError(
+                   "is read from ring '")
+                   << ring.pipeline << "' by role '" << role.name
+                   << "', which only copies; a `copy: shared` ring is read by computing roles",
+               failure();
+      ring.readerThreads += role.numWarps * 32;
+    }
+    if (!ring.readerThreads)
+      return ring.buffers.front()->emitOpError("fills ring '")
+                 << ring.pipeline << "' that no other role reads",
              failure();
   }
   if (ArrayAttr kept = schedule.getResident())
@@ -1073,11 +1163,20 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
     ring.offset = offset;
     offset += ring.depth * ring.stageStride;
   }
+  for (SharedRingPlan &ring : plan.sharedRings) {
+    offset = alignTo(offset, kRingAlignment);
+    ring.offset = offset;
+    offset += ring.depth * ring.stageStride;
+  }
   for (RingPlan &ring : plan.rings) {
     ring.barrierOffset = offset;
     offset += 2 * ring.depth * 8;
   }
   for (StoreRingPlan &ring : plan.storeRings) {
+    ring.barrierOffset = offset;
+    offset += 2 * ring.depth * 8;
+  }
+  for (SharedRingPlan &ring : plan.sharedRings) {
     ring.barrierOffset = offset;
     offset += 2 * ring.depth * 8;
   }

@@ -90,6 +90,45 @@ struct StoreRingPlan : RingStages {
   unsigned writer = 0; // the computing role that fills them
 };
 
+/// A `copy: shared` pipeline: tiles one computing role (the writer, the
+/// role listing them) makes and other roles read, handed over through a
+/// ring of shared-memory stages, each holding one of every buffer. The
+/// writer waits for a free stage at its first buffer, stores each buffer
+/// in the tile's layout where it is made, and its threads arrive on the
+/// stage's full mbarrier after the last; a reader waits on full at the
+/// first buffer it reads, loads each into the same layout in place of
+/// making it, and its threads arrive on the empty mbarrier after the last
+/// it reads. So a reading role runs none of the ops that make the buffers.
+struct SharedRingPlan : RingStages {
+  std::string pipeline;
+  llvm::SmallVector<mlir::Operation *, 4> buffers; // in block order
+  llvm::SmallVector<int64_t, 4> bufferOffsets;     // of each, in a stage
+  unsigned writer = 0;
+  int64_t readerThreads = 0; // threads that arrive on an empty barrier
+  /// Per role, per buffer: whether the role writes it (the writer: every
+  /// one) or reads it (a reader: those it needs).
+  llvm::SmallVector<llvm::SmallVector<bool, 4>> touches;
+  /// Index of `op` among the buffers, or -1.
+  int indexOf(mlir::Operation *op) const {
+    auto it = llvm::find(buffers, op);
+    return it == buffers.end() ? -1 : it - buffers.begin();
+  }
+  /// The first and the last buffer role `r` touches (-1: none): where it
+  /// waits for the stage and where it gives the stage on.
+  int first(unsigned r) const {
+    for (size_t i = 0; i < buffers.size(); ++i)
+      if (touches[r][i])
+        return i;
+    return -1;
+  }
+  int last(unsigned r) const {
+    for (int i = buffers.size() - 1; i >= 0; --i)
+      if (touches[r][i])
+        return i;
+    return -1;
+  }
+};
+
 /// A loop-carried tile the schedule keeps where the tensor cores accumulate:
 /// tensor-memory columns under tcgen05 (`tensor_memory: [S]`), or under
 /// wgmma (`registers: [S]`) the update product's accumulator fragment,
@@ -201,6 +240,7 @@ struct KernelPlan {
   llvm::SmallVector<RolePlan> roles; // at least one
   llvm::SmallVector<RingPlan, 2> rings;
   llvm::SmallVector<StoreRingPlan, 1> storeRings;
+  llvm::SmallVector<SharedRingPlan, 1> sharedRings;
   llvm::SmallVector<ResidentPlan, 1> residents;
   llvm::SmallVector<FlagWaitPlan, 1> flagWaits;
   int64_t warps = 1;        // of the CTA
@@ -229,6 +269,8 @@ struct KernelPlan {
   const RingPlan *ringOf(mlir::Operation *load) const;
   /// The store ring that carries `store`, or null.
   const StoreRingPlan *storeRingOf(mlir::Operation *store) const;
+  /// The shared ring carrying the tile `op` makes, or null.
+  const SharedRingPlan *sharedRingOf(mlir::Operation *op) const;
   /// The resident tile carried as value `index` of `loop`, or null.
   const ResidentPlan *residentOf(mlir::Operation *loop, unsigned index) const;
   /// The resident tile whose update (the product, its scale or its sum) or

@@ -76,6 +76,14 @@ LogicalResult applySchedule(KernelOp kernel, ScheduleAttr schedule) {
   }
   for (auto pipe : schedule.getPipelines().getAsRange<PipelineAttr>()) {
     for (StringRef id : pipe.getBuffers().getAsValueRange<StringAttr>()) {
+      // A shared ring carries whatever tile its writer computes.
+      if (pipe.getCopy().getValue() == "shared") {
+        Operation *op = byId.lookup(id);
+        if (!op || op->getNumResults() != 1 || !isa<TileType>(op->getResult(0).getType()))
+          return kernel.emitOpError("pipeline '") << pipe.getName().getValue() << "' carries '"
+                                                  << id << "', which makes no tile of the kernel";
+        continue;
+      }
       // Bulk copies carry stores out; every other copy brings loads in.
       bool out = pipe.getCopy().getValue() == "bulk";
       Operation *op = out ? byId.lookup(id) : KernelOp::copiedBy(byId.lookup(id));

@@ -511,6 +511,7 @@ SmallVector<Operation *> rematerialize(Operation *op, Value v, ArrayRef<Operatio
     b.setInsertionPointAfter(original);
     Operation *copy = b.clone(*original, copies);
     copy->removeAttr(kOpIdAttr);
+    copy->removeAttr(kOpAliasesAttr);
     copy->removeAttr(kLayoutAttr);
     made.push_back(copy);
   }
@@ -533,6 +534,7 @@ void foldEqualCopies(const llvm::SmallPtrSetImpl<Operation *> &copies) {
     auto withoutId = [](Operation *op) {
       NamedAttrList attrs(op->getAttrDictionary());
       attrs.erase(kOpIdAttr);
+      attrs.erase(kOpAliasesAttr);
       return attrs.getDictionary(op->getContext());
     };
     return withoutId(a) == withoutId(b);

@@ -708,6 +708,12 @@ LogicalResult GpuKernelLowering::lowerOp(Operation *op) {
   if (accessesGlobalMemory(op))
     flushReleases(op->getBlock());
   LogicalResult lowered = lowerOpNow(op);
+  // The writer of a shared ring hands the tile over once it made it.
+  if (const SharedRingPlan *shared = plan.sharedRingOf(op);
+      shared && shared->writer == role && succeeded(lowered) && runs(op)) {
+    llvm::SaveAndRestore<LocationAttr> at(here, locationOf(op));
+    writeSharedBuffer(*shared, op);
+  }
   // A product's wait stays in the block that issued it; so do the releases
   // of the ring stages the block read.
   Operation *next = op->getNextNode();
@@ -743,6 +749,9 @@ LogicalResult GpuKernelLowering::lowerOpNow(Operation *op) {
     return success();
   }
   llvm::SaveAndRestore<LocationAttr> at(here, locationOf(op));
+  // A shared ring's reader loads the tile its writer made.
+  if (const SharedRingPlan *shared = plan.sharedRingOf(op); shared && shared->writer != role)
+    return readSharedBuffer(*shared, op);
   Location l = loc();
   if (auto forOp = dyn_cast<scf::ForOp>(op))
     return lowerFor(forOp);
@@ -960,7 +969,8 @@ void GpuKernelLowering::initShared() {
   // issuer.
   bool polled =
       llvm::any_of(plan.flagWaits, [](const FlagWaitPlan &f) { return f.progressOffset >= 0; });
-  if (plan.rings.empty() && plan.storeRings.empty() && !plan.tmemColumns && !hasIssuer() && !polled)
+  if (plan.rings.empty() && plan.storeRings.empty() && plan.sharedRings.empty() &&
+      !plan.tmemColumns && !hasIssuer() && !polled)
     return;
   MLIRContext *ctx = b.getContext();
   auto cta1 = NVVM::CTAGroupKindAttr::get(ctx, NVVM::CTAGroupKind::CTA_1);
@@ -991,6 +1001,15 @@ void GpuKernelLowering::initShared() {
         NVVM::MBarrierInitOp::create(b, loc(), ringBarrier(ring, cIndex(s)),
                                      cI32(plan.roles[ring.writer].numWarps * 32), Value());
         NVVM::MBarrierInitOp::create(b, loc(), emptyBarrier(ring, cIndex(s)), cI32(1), Value());
+      }
+    // A shared ring's stage is full when every thread of its writer has
+    // written it, free when every reading thread has read it.
+    for (const SharedRingPlan &ring : plan.sharedRings)
+      for (int64_t s = 0; s < ring.depth; ++s) {
+        NVVM::MBarrierInitOp::create(b, loc(), ringBarrier(ring, cIndex(s)),
+                                     cI32(plan.roles[ring.writer].numWarps * 32), Value());
+        NVVM::MBarrierInitOp::create(b, loc(), emptyBarrier(ring, cIndex(s)),
+                                     cI32(ring.readerThreads), Value());
       }
     // A role's MMA barrier completes a phase when tcgen05.commit arrives,
     // or when every thread of a wgmma issuer has written the result; its
@@ -1087,6 +1106,8 @@ ArrayAttr GpuKernelLowering::sharedLayout() {
     ring(r, "ring `" + r.pipeline + "`");
   for (const StoreRingPlan &r : plan.storeRings)
     ring(r, "store ring `" + r.pipeline + "`");
+  for (const SharedRingPlan &r : plan.sharedRings)
+    ring(r, "shared ring `" + r.pipeline + "`");
   for (const RolePlan &r : plan.roles) {
     if (r.stagingBytes)
       areas.push_back(
@@ -1228,6 +1249,10 @@ LogicalResult GpuKernelLowering::run() {
     for (size_t i = 0; i < plan.storeRings.size(); ++i)
       for (auto *counters : {&stagesWritten, &stagesCopied})
         counters->push_back(zeroCounter());
+    for (size_t i = 0; i < plan.sharedRings.size(); ++i) {
+      sharedPassed.push_back(zeroCounter());
+      sharedStage.push_back(Value());
+    }
     for (size_t i = 0; i < plan.flagWaits.size(); ++i)
       flagsPassed.push_back(zeroCounter());
   }

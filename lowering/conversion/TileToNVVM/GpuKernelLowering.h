@@ -108,6 +108,10 @@ private:
   /// Per store ring: this thread's count of stages written (the writer)
   /// or copied out (the copier).
   SmallVector<Value> stagesWritten, stagesCopied;
+  /// Per shared ring: this thread's count of stages passed (written by the
+  /// writer, read by a reader), and the stage the block between its first
+  /// and last buffer works on.
+  SmallVector<Value> sharedPassed, sharedStage;
   /// Per flag wait polled for other roles (KernelPlan::flagWaits): this
   /// thread's count of them passed (i32 allocas).
   SmallVector<Value> flagsPassed;
@@ -260,6 +264,13 @@ private:
   /// A store handed to another role: its writer fills a stage, its copier
   /// copies the stage out row by row.
   LogicalResult lowerRingStore(const StoreRingPlan &ring, StoreOp store);
+  /// A tile handed over through a shared ring: its writer stores it into
+  /// the stage (waiting for a free one at its first buffer, arriving on full
+  /// after its last) once it made it; a reader loads it from the stage in
+  /// place of making it (waiting on full at its first, arriving on empty
+  /// after its last).
+  void writeSharedBuffer(const SharedRingPlan &ring, Operation *op);
+  LogicalResult readSharedBuffer(const SharedRingPlan &ring, Operation *op);
   /// The copier's part: bulk copies of whole rows inside the store's limits
   /// (plain stores where a row is cut or misaligned).
   void copyStageOut(StoreOp store, Value stage);

@@ -3,7 +3,8 @@
 // The pipelines of convert-tile-to-nvvm: loads carried by a TMA ring
 // (the issuing role waits for a free stage, arrives with the expected
 // bytes and copies; readers wait for the full stage, read and give it
-// back) and stores handed to a copying role through a store ring.
+// back), stores handed to a copying role through a store ring, and tiles
+// one computing role hands to others through a shared ring.
 //
 //===----------------------------------------------------------------------===//
 #include "lowering/conversion/TileToNVVM/GpuKernelLowering.h"
@@ -244,6 +245,74 @@ LogicalResult GpuKernelLowering::lowerRingStore(const StoreRingPlan &ring, Store
     NVVM::MBarrierArriveOp::create(b, loc(), Type(), emptyBarrier(ring, freed), Value());
   }
   bumpCounter(stagesCopied[index]);
+  return success();
+}
+
+/// Bytes an element of `t` takes in a stage (an i1 takes a byte).
+static unsigned sharedElemBytes(TileType t) {
+  return std::max(1u, t.getElementType().getIntOrFloatBitWidth() / 8);
+}
+
+void GpuKernelLowering::writeSharedBuffer(const SharedRingPlan &ring, Operation *op) {
+  unsigned index = &ring - plan.sharedRings.data();
+  int i = ring.indexOf(op);
+  if (i == ring.first(role)) {
+    auto [stage, parity] = ringPosition(ring, sharedPassed[index]);
+    // The readers released this stage (a fresh barrier passes parity 1).
+    waitBarrier(emptyBarrier(ring, stage), arith::XOrIOp::create(b, loc(), parity, cI32(1)));
+    sharedStage[index] = stage;
+  }
+  Value at = ringStage(ring, sharedStage[index], ring.bufferOffsets[i]);
+  Value tile = op->getResult(0);
+  auto tileType = cast<TileType>(tile.getType());
+  if (tileType.getRank() == 0) {
+    // Every thread holds it: one writes it.
+    OpBuilder::InsertionGuard guard(b);
+    enterLeaderOnly();
+    LLVM::StoreOp::create(b, loc(), regs[tile][0], at, sharedElemBytes(tileType));
+  } else {
+    SmallVector<Value> zeros(tileType.getRank(), cIndex(0));
+    SmallVector<int64_t> keep = llvm::to_vector(llvm::seq<int64_t>(0, tileType.getRank()));
+    (void)lowerAccess(denseStage(at, tileType), zeros, {}, {}, keep, /*masked=*/false, tile,
+                      /*isLoad=*/false, 0.0);
+  }
+  Value stage = sharedStage[index];
+  if (i != ring.last(role))
+    return;
+  // Every thread arrives after its own stores (a release), so the readers'
+  // wait (an acquire) sees the whole stage.
+  NVVM::MBarrierArriveOp::create(b, loc(), Type(), ringBarrier(ring, stage), Value());
+  bumpCounter(sharedPassed[index]);
+}
+
+LogicalResult GpuKernelLowering::readSharedBuffer(const SharedRingPlan &ring, Operation *op) {
+  unsigned index = &ring - plan.sharedRings.data();
+  int i = ring.indexOf(op);
+  if (i == ring.first(role)) {
+    auto [stage, parity] = ringPosition(ring, sharedPassed[index]);
+    waitBarrier(ringBarrier(ring, stage), parity);
+    sharedStage[index] = stage;
+  }
+  Value stage = sharedStage[index];
+  Value at = ringStage(ring, stage, ring.bufferOffsets[i]);
+  Value tile = op->getResult(0);
+  auto tileType = cast<TileType>(tile.getType());
+  if (tileType.getRank() == 0) {
+    regs[tile] = {
+        LLVM::LoadOp::create(b, loc(), tileType.getElementType(), at, sharedElemBytes(tileType))};
+  } else {
+    SmallVector<Value> zeros(tileType.getRank(), cIndex(0));
+    SmallVector<int64_t> keep = llvm::to_vector(llvm::seq<int64_t>(0, tileType.getRank()));
+    if (failed(lowerAccess(denseStage(at, tileType), zeros, {}, {}, keep, /*masked=*/false, tile,
+                           /*isLoad=*/true, 0.0)))
+      return failure();
+  }
+  if (i == ring.last(role)) {
+    // The arrive releases this thread's loads of the stage before the
+    // writer's next stores to it.
+    NVVM::MBarrierArriveOp::create(b, loc(), Type(), emptyBarrier(ring, stage), Value());
+    bumpCounter(sharedPassed[index]);
+  }
   return success();
 }
 
