@@ -1033,6 +1033,16 @@ bool KernelPrinter::printLLVM(Operation *op) {
         if (isa<VectorType>(v.getType()) &&
             (int64_t)store.getAlignment().value_or(0) < byteSize(v.getType()))
           return fail(op, "a vector store aligned below its size");
+        // A 16-byte vector to global memory as one st.global.v4: built in
+        // the branch that stores it, nvcc split it into four 4-byte stores
+        // (the bf16 GEMM with an MMA warpgroup: 128 STG.E, the PTX build
+        // 16 STG.E.128 and 64 STG.E).
+        if (addressSpace(store.getAddr()) == 1 && isa<VectorType>(v.getType()) &&
+            byteSize(v.getType()) == 16) {
+          helpers.use("kiln_store_if", kStoreIfHelper);
+          line() << "kiln_store_if(true, " << use(store.getAddr()) << ", " << use(v) << ");\n";
+          return true;
+        }
         line() << "kiln_store<"
                << std::max<int64_t>(store.getAlignment().value_or(0), byteSize(v.getType())) << ">("
                << use(store.getAddr()) << ", " << use(v) << ");\n";

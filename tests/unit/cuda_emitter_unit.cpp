@@ -124,6 +124,37 @@ TEST_CASE("cuda emitter: masked stores are predicated, invariant loads come firs
   CHECK(text.find("kiln_store<4>") == std::string::npos);
 }
 
+TEST_CASE("cuda emitter: a 16-byte vector stored to global memory is one st.global.v4", "[cuda]") {
+  // Built in the branch that stores it, nvcc split it into four 4-byte
+  // stores (the bf16 GEMM with an MMA warpgroup, the split prefill's
+  // scans); the predicated store's asm keeps it whole. A shared-memory
+  // vector stays a plain store.
+  const char *ir = R"mlir(
+    llvm.func @k(%n: i64, %x: !llvm.ptr<1>) attributes {nvvm.kernel, nvvm.maxntid = array<i32: 128, 1, 1>} {
+      %t = nvvm.read.ptx.sreg.tid.x : i32
+      %i = arith.extui %t : i32 to i64
+      %p = llvm.getelementptr %x[%i] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, vector<4xf32>
+      %c = arith.cmpi ult, %i, %n : i64
+      %f = arith.uitofp %t : i32 to f32
+      scf.if %c {
+        %u = llvm.mlir.poison : vector<4xf32>
+        %k = llvm.mlir.constant(0 : i32) : i32
+        %v = llvm.insertelement %f, %u[%k : i32] : vector<4xf32>
+        llvm.store %v, %p {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+      }
+      %s = llvm.mlir.addressof @smem : !llvm.ptr<3>
+      %w = llvm.mlir.poison : vector<4xf32>
+      llvm.store %w, %s {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<3>
+      llvm.return
+    }
+    llvm.mlir.global internal @smem() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<4 x f32>
+  )mlir";
+  std::string text = emitted(ir);
+  CHECK(text.find("kiln_store_if(true, ") != std::string::npos);
+  CHECK(text.find("st.global.v4.b32") != std::string::npos);
+  CHECK(text.find("kiln_store<16>(") != std::string::npos); // the shared one
+}
+
 TEST_CASE("cuda emitter: a masked store's constant offset is its immediate", "[cuda]") {
   // x[i + 3] masked: printed as the store to x + i with 12 bytes as the
   // st.global's immediate (ptxas folds it so in the PTX build); the index
