@@ -114,8 +114,7 @@ bool kiln::applySchedule(const Schedule &s, KernelOp kernel, llvm::raw_ostream &
       // A shared ring carries any tile a role computes.
       if (p.copy.name == "shared") {
         Operation *op = byId.lookup(buf.name);
-        if (!op || op->getNumResults() != 1 || !isa<TileType>(op->getResult(0).getType()) ||
-            isa<StoreOp>(op)) {
+        if (!op || op->getNumResults() != 1 || !isa<TileType>(op->getResult(0).getType())) {
           errs << s.diag(
               buf.pos,
               "pipeline '" + p.name.name + "' carries '" + buf.name + "', which " +

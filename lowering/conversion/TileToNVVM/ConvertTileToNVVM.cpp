@@ -712,7 +712,7 @@ LogicalResult GpuKernelLowering::lowerOp(Operation *op) {
   if (const SharedRingPlan *shared = plan.sharedRingOf(op);
       shared && shared->writer == role && succeeded(lowered) && runs(op)) {
     llvm::SaveAndRestore<LocationAttr> at(here, locationOf(op));
-    writeSharedBuffer(*shared, op);
+    lowered = passSharedBuffer(*shared, op);
   }
   // A product's wait stays in the block that issued it; so do the releases
   // of the ring stages the block read.
@@ -751,7 +751,7 @@ LogicalResult GpuKernelLowering::lowerOpNow(Operation *op) {
   llvm::SaveAndRestore<LocationAttr> at(here, locationOf(op));
   // A shared ring's reader loads the tile its writer made.
   if (const SharedRingPlan *shared = plan.sharedRingOf(op); shared && shared->writer != role)
-    return readSharedBuffer(*shared, op);
+    return passSharedBuffer(*shared, op);
   Location l = loc();
   if (auto forOp = dyn_cast<scf::ForOp>(op))
     return lowerFor(forOp);

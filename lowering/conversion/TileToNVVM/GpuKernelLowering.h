@@ -269,8 +269,11 @@ private:
   /// after its last) once it made it; a reader loads it from the stage in
   /// place of making it (waiting on full at its first, arriving on empty
   /// after its last).
-  void writeSharedBuffer(const SharedRingPlan &ring, Operation *op);
-  LogicalResult readSharedBuffer(const SharedRingPlan &ring, Operation *op);
+  LogicalResult passSharedBuffer(const SharedRingPlan &ring, Operation *op);
+  /// Loads `tile` from, or stores it to, a stage at `base` holding it dense
+  /// and row-major in its layout (a scalar: every thread reads it, one
+  /// writes it).
+  LogicalResult accessDenseStage(Value base, Value tile, bool isLoad);
   /// The copier's part: bulk copies of whole rows inside the store's limits
   /// (plain stores where a row is cut or misaligned).
   void copyStageOut(StoreOp store, Value stage);

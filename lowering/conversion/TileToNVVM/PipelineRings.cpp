@@ -207,15 +207,11 @@ ViewInfo GpuKernelLowering::denseStage(Value base, TileType tile) {
 
 LogicalResult GpuKernelLowering::lowerRingStore(const StoreRingPlan &ring, StoreOp store) {
   unsigned index = &ring - plan.storeRings.data();
-  TileType tileType = store.getValue().getType();
   if (ring.writer == role) {
     auto [stage, parity] = ringPosition(ring, stagesWritten[index]);
     // The copies have read this stage (a fresh barrier passes parity 1).
     waitBarrier(emptyBarrier(ring, stage), arith::XOrIOp::create(b, loc(), parity, cI32(1)));
-    SmallVector<Value> zeros(tileType.getRank(), cIndex(0));
-    SmallVector<int64_t> keep = llvm::to_vector(llvm::seq<int64_t>(0, tileType.getRank()));
-    if (failed(lowerAccess(denseStage(ringStage(ring, stage), tileType), zeros, {}, {}, keep,
-                           /*masked=*/false, store.getValue(), /*isLoad=*/false, 0.0)))
+    if (failed(accessDenseStage(ringStage(ring, stage), store.getValue(), /*isLoad=*/false)))
       return failure();
     // The bulk copies read the stage through the async proxy.
     fenceAsyncProxy();
@@ -248,71 +244,53 @@ LogicalResult GpuKernelLowering::lowerRingStore(const StoreRingPlan &ring, Store
   return success();
 }
 
-/// Bytes an element of `t` takes in a stage (an i1 takes a byte).
-static unsigned sharedElemBytes(TileType t) {
-  return std::max(1u, t.getElementType().getIntOrFloatBitWidth() / 8);
-}
-
-void GpuKernelLowering::writeSharedBuffer(const SharedRingPlan &ring, Operation *op) {
-  unsigned index = &ring - plan.sharedRings.data();
-  int i = ring.indexOf(op);
-  if (i == ring.first(role)) {
-    auto [stage, parity] = ringPosition(ring, sharedPassed[index]);
-    // The readers released this stage (a fresh barrier passes parity 1).
-    waitBarrier(emptyBarrier(ring, stage), arith::XOrIOp::create(b, loc(), parity, cI32(1)));
-    sharedStage[index] = stage;
-  }
-  Value at = ringStage(ring, sharedStage[index], ring.bufferOffsets[i]);
-  Value tile = op->getResult(0);
+LogicalResult GpuKernelLowering::accessDenseStage(Value base, Value tile, bool isLoad) {
   auto tileType = cast<TileType>(tile.getType());
   if (tileType.getRank() == 0) {
-    // Every thread holds it: one writes it.
+    // Every thread holds a scalar: all read it, one writes it.
+    Type elem = tileType.getElementType();
+    unsigned bytes = std::max(1u, elem.getIntOrFloatBitWidth() / 8);
+    if (isLoad) {
+      regs[tile] = {LLVM::LoadOp::create(b, loc(), elem, base, bytes)};
+      return success();
+    }
     OpBuilder::InsertionGuard guard(b);
     enterLeaderOnly();
-    LLVM::StoreOp::create(b, loc(), regs[tile][0], at, sharedElemBytes(tileType));
-  } else {
-    SmallVector<Value> zeros(tileType.getRank(), cIndex(0));
-    SmallVector<int64_t> keep = llvm::to_vector(llvm::seq<int64_t>(0, tileType.getRank()));
-    (void)lowerAccess(denseStage(at, tileType), zeros, {}, {}, keep, /*masked=*/false, tile,
-                      /*isLoad=*/false, 0.0);
+    LLVM::StoreOp::create(b, loc(), regs[tile][0], base, bytes);
+    return success();
   }
-  Value stage = sharedStage[index];
-  if (i != ring.last(role))
-    return;
-  // Every thread arrives after its own stores (a release), so the readers'
-  // wait (an acquire) sees the whole stage.
-  NVVM::MBarrierArriveOp::create(b, loc(), Type(), ringBarrier(ring, stage), Value());
-  bumpCounter(sharedPassed[index]);
+  SmallVector<Value> zeros(tileType.getRank(), cIndex(0));
+  SmallVector<int64_t> keep = llvm::to_vector(llvm::seq<int64_t>(0, tileType.getRank()));
+  return lowerAccess(denseStage(base, tileType), zeros, {}, {}, keep, /*masked=*/false, tile,
+                     isLoad, 0.0);
 }
 
-LogicalResult GpuKernelLowering::readSharedBuffer(const SharedRingPlan &ring, Operation *op) {
+LogicalResult GpuKernelLowering::passSharedBuffer(const SharedRingPlan &ring, Operation *op) {
   unsigned index = &ring - plan.sharedRings.data();
   int i = ring.indexOf(op);
+  bool writes = ring.writer == role;
   if (i == ring.first(role)) {
     auto [stage, parity] = ringPosition(ring, sharedPassed[index]);
-    waitBarrier(ringBarrier(ring, stage), parity);
+    // The writer waits for a stage the readers released (a fresh barrier
+    // passes parity 1), a reader for one the writer filled.
+    if (writes)
+      waitBarrier(emptyBarrier(ring, stage), arith::XOrIOp::create(b, loc(), parity, cI32(1)));
+    else
+      waitBarrier(ringBarrier(ring, stage), parity);
     sharedStage[index] = stage;
   }
   Value stage = sharedStage[index];
-  Value at = ringStage(ring, stage, ring.bufferOffsets[i]);
-  Value tile = op->getResult(0);
-  auto tileType = cast<TileType>(tile.getType());
-  if (tileType.getRank() == 0) {
-    regs[tile] = {
-        LLVM::LoadOp::create(b, loc(), tileType.getElementType(), at, sharedElemBytes(tileType))};
-  } else {
-    SmallVector<Value> zeros(tileType.getRank(), cIndex(0));
-    SmallVector<int64_t> keep = llvm::to_vector(llvm::seq<int64_t>(0, tileType.getRank()));
-    if (failed(lowerAccess(denseStage(at, tileType), zeros, {}, {}, keep, /*masked=*/false, tile,
-                           /*isLoad=*/true, 0.0)))
-      return failure();
-  }
-  if (i == ring.last(role)) {
-    // The arrive releases this thread's loads of the stage before the
-    // writer's next stores to it.
-    NVVM::MBarrierArriveOp::create(b, loc(), Type(), emptyBarrier(ring, stage), Value());
-    bumpCounter(sharedPassed[index]);
-  }
+  if (failed(accessDenseStage(ringStage(ring, stage, ring.bufferOffsets[i]), op->getResult(0),
+                              /*isLoad=*/!writes)))
+    return failure();
+  if (i != ring.last(role))
+    return success();
+  // Every thread arrives after its own accesses (a release), and the other
+  // side's wait acquires them: the readers see the whole stage, and the
+  // writer's next stores to it come after their loads.
+  NVVM::MBarrierArriveOp::create(
+      b, loc(), Type(), writes ? ringBarrier(ring, stage) : emptyBarrier(ring, stage), Value());
+  bumpCounter(sharedPassed[index]);
   return success();
 }
 
