@@ -426,6 +426,22 @@ LogicalResult TransposeOp::verify() {
   return success();
 }
 
+LogicalResult SliceOp::verify() {
+  TileType in = getInput().getType(), out = getResult().getType();
+  ArrayRef<int64_t> offsets = getOffsets();
+  if (offsets.size() != in.getRank() || out.getRank() != in.getRank())
+    return emitOpError("needs one offset per dim");
+  if (in.getElementType() != out.getElementType())
+    return emitOpError("cannot change the element type");
+  for (unsigned d = 0; d < in.getRank(); ++d)
+    if (offsets[d] < 0 || out.getShape()[d] < 1 ||
+        offsets[d] + out.getShape()[d] > in.getShape()[d])
+      return emitOpError("window [")
+             << offsets[d] << ", " << offsets[d] + out.getShape()[d] << ") of dim " << d
+             << " lies outside its " << in.getShape()[d] << " elements";
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions, scans, matrix products
 //===----------------------------------------------------------------------===//

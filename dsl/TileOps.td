@@ -431,6 +431,25 @@ def Tile_TransposeOp : Tile_Op<"transpose", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Tile_SliceOp : Tile_Op<"slice", [Pure]> {
+  let summary = "a static window of a tile";
+  let description = [{
+    The result's element `i` is the input's element `offsets + i`; the
+    window lies inside the input. Written `x[a +: n, :]` with compile-time
+    `a` and `n`. On a GPU it moves through shared memory, except as an
+    operand of a tensor-core product, which stages the window straight from
+    the input's registers (the threads holding its rows store them).
+
+    ```mlir
+    %b = tile.slice %x [32, 0] : <64x32xf16> -> <32x32xf16>
+    ```
+  }];
+  let arguments = (ins Tile_TileType:$input, DenseI64ArrayAttr:$offsets);
+  let results = (outs Tile_TileType:$result);
+  let assemblyFormat = "$input $offsets attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions, scans, matrix products
 //===----------------------------------------------------------------------===//

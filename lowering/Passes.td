@@ -323,8 +323,9 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
     `gep(base, slot * stride + rest)`. A start loaded before a loop is
     summed in dim order (it has long arrived when the loop uses it).
 
-    `tile.convert_layout`, `tile.transpose` and `tile.cumsum` stage the tile
-    row-major in the role's staging area of dynamic shared memory (owner
+    `tile.convert_layout`, `tile.transpose`, `tile.cumsum` and `tile.slice`
+    (a window: the whole input goes out, the window comes back) stage the
+    tile row-major in the role's staging area of dynamic shared memory (owner
     threads write, a barrier, each thread reads its elements in the result
     layout, a barrier frees the area; a transpose pads each row by 16 bytes
     so that reads down a column spread over more banks). A conversion or
@@ -344,7 +345,11 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
     are staged K-major: swizzled (16-byte pieces of a row XOR-permuted by
     the row, in 128 / 64 / 32-byte K blocks) where threads hold runs along
     K, plain core matrices otherwise or under `swizzle = false` (a transpose
-    feeding only such dots folds into the staging; a dot and the next dot of
+    feeding only such dots folds into the staging, and so does a slice: the
+    threads holding the window's elements store them, each register under
+    a branch on its coordinates, so `dot(Xh, Xh[32 +: 32, :])` stages B
+    from the warps holding rows 32..63 and reads A from the accumulator
+    registers; a dot and the next dot of
     its block that share an operand, when the second needs nothing computed
     after the first, run as one product with the other operands stacked;
     a 16-bit B with N last is staged N-major as it lies, its rows K's, or

@@ -770,26 +770,50 @@ SVal Emitter::index(const Expr &e) {
     return s;
   }
   if (base.kind == SVal::Tile) {
+    // ':' keeps a dim, 'a +: n' (compile-time a and n) takes a window of it
+    // (a tile.slice), None inserts a unit dim (a reshape after the slice).
     auto t = tileTy(base.v);
-    SmallVector<int64_t> shape;
+    SmallVector<int64_t> shape, offsets, window;
+    bool sliced = false;
     unsigned d = 0;
     for (const IndexItem &item : e.items) {
       if (item.kind == IndexItem::NewAxis) {
         shape.push_back(1);
-      } else if (item.kind == IndexItem::Full) {
-        if (d >= t.getRank())
-          return error(item.pos, "too many ':' for " + typeName(t));
-        shape.push_back(t.getShape()[d++]);
-      } else {
-        return error(
-            item.pos,
-            "tiles are indexed with ':' and None only; load single elements from a tensor");
+        continue;
       }
+      if (item.kind != IndexItem::Full && item.kind != IndexItem::Range)
+        return error(item.pos, "tiles are indexed with ':', 'a +: n' and None only; load single "
+                               "elements from a tensor");
+      if (d >= t.getRank())
+        return error(item.pos, "index lists more dims than the " + std::to_string(t.getRank()) +
+                                   " of " + typeName(t));
+      int64_t start = 0, n = t.getShape()[d];
+      if (item.kind == IndexItem::Range) {
+        start = constInt(*item.start, "a tile window's start");
+        n = constInt(*item.size, "a tile window's size");
+        if (failed)
+          return {};
+        if (start < 0 || n <= 0 || start + n > t.getShape()[d])
+          return error(item.pos, "window [" + std::to_string(start) + ", " +
+                                     std::to_string(start + n) + ") lies outside dim " +
+                                     std::to_string(d) + " of " + typeName(t));
+        sliced = true;
+      }
+      offsets.push_back(start);
+      window.push_back(n);
+      shape.push_back(n);
+      ++d;
     }
     if (d != t.getRank())
       return error(e.pos, "index lists " + std::to_string(d) + " of the " +
                               std::to_string(t.getRank()) + " dims of " + typeName(t));
-    return SVal::of(SVal::Tile, tl::ReshapeOp::create(b, loc(e.pos), t.withShape(shape), base.v));
+    Value v = base.v;
+    if (sliced)
+      v = tl::SliceOp::create(b, loc(e.pos), t.withShape(window), v,
+                              b.getDenseI64ArrayAttr(offsets));
+    if (shape != window)
+      v = tl::ReshapeOp::create(b, loc(e.pos), t.withShape(shape), v);
+    return SVal::of(SVal::Tile, v);
   }
   return error(e.pos, "cannot index " + describe(base));
 }

@@ -823,6 +823,8 @@ bool KernelPlan::readsARegisters(DotOp dot, const MmaTiling &t) const {
   if (t.nParts != 1 || t.M != t.mTiles * 64 || t.mTiles % t.warpgroups)
     return false;
   Operation *def = dot.getLhs().getDefiningOp();
+  if (isa_and_nonnull<SliceOp>(def))
+    return false; // staged from its input's registers, never held itself
   const ResidentPlan *res = def ? residentTouchedBy(def) : nullptr;
   if (res && isa<CastOp>(def)) {
     if (!res->inRegisters)
@@ -835,6 +837,11 @@ bool KernelPlan::readsARegisters(DotOp dot, const MmaTiling &t) const {
   // fragmentLayout() is the same for every N: compare it with the lhs's.
   tile::LayoutAttr fragment = t.fragmentLayout(dot.getContext());
   return fragment && def && def->getAttrOfType<tile::LayoutAttr>(kLayoutAttr) == fragment;
+}
+
+bool KernelPlan::foldsSlice(SliceOp slice, ScheduleAttr schedule) const {
+  Operation *def = slice.getInput().getDefiningOp();
+  return foldedIntoTensorCoreDots(slice, schedule) && !(def && residentTouchedBy(def));
 }
 
 bool KernelPlan::resultInFragment(DotOp dot, const std::optional<DotPair> &pair,
@@ -1286,6 +1293,8 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
       // What the lowering moves in registers only takes no room.
       if (auto dot = dyn_cast<DotOp>(op); dot && wgmma && plan.stagesNothing(dot, warps))
         return 0;
+      if (auto slice = dyn_cast<SliceOp>(op); slice && plan.foldsSlice(slice, schedule))
+        return 0;
       if (auto tr = dyn_cast<TransposeOp>(op)) {
         std::optional<TileLayout> in = assignedLayout(tr.getInput()),
                                   out = assignedLayout(tr.getResult());
@@ -1400,7 +1409,7 @@ int64_t kiln::stagingBytesOf(Operation *op, StringRef mma, int64_t warps,
       n *= d;
     return n;
   }
-  if (isa<ConvertLayoutOp, CumsumOp>(op))
+  if (isa<ConvertLayoutOp, CumsumOp, SliceOp>(op))
     return tileBytes(op->getOperand(0));
   if (auto dot = dyn_cast<DotOp>(op)) {
     if (std::optional<MmaTiling::Kind> kind = MmaTiling::kindOf(mma))

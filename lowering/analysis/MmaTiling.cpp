@@ -27,6 +27,11 @@ bool kiln::foldsIntoDots(tile::TransposeOp tr) {
          llvm::all_of(tr->getUsers(), [](Operation *u) { return isa<tile::DotOp>(u); });
 }
 
+bool kiln::foldsIntoDots(tile::SliceOp slice) {
+  return !slice->use_empty() &&
+         llvm::all_of(slice->getUsers(), [](Operation *u) { return isa<tile::DotOp>(u); });
+}
+
 std::pair<Value, bool> kiln::stagedTile(Value operand) {
   if (auto tr = operand.getDefiningOp<tile::TransposeOp>(); tr && foldsIntoDots(tr))
     return {tr.getInput(), true};

@@ -34,6 +34,9 @@ namespace kiln {
 /// Whether a transpose is folded into the wgmma dots it feeds: each stages
 /// its input K-major directly, so the transpose itself moves nothing.
 bool foldsIntoDots(tile::TransposeOp tr);
+/// Whether a slice is folded into the dots it feeds: each stages the window
+/// straight from the slice's input (GpuKernelLowering::stagedOperand).
+bool foldsIntoDots(tile::SliceOp slice);
 
 /// What a wgmma operand stages, and whether transposed: a transpose folded
 /// into its dots is staged from its input, so two such transposes of one
@@ -250,6 +253,12 @@ std::optional<DotPair> pairContaining(MmaTiling::Kind kind, tile::DotOp dot, int
 /// its input directly (a K-major operand is the transposed one's rows).
 inline bool foldedIntoTensorCoreDots(tile::TransposeOp tr, tile::ScheduleAttr schedule) {
   return MmaTiling::kindOf(schedule.getMma()) && foldsIntoDots(tr);
+}
+
+/// A slice whose only users are dots on tensor cores: they stage its window
+/// from the input's registers, so the slice itself moves nothing.
+inline bool foldedIntoTensorCoreDots(tile::SliceOp slice, tile::ScheduleAttr schedule) {
+  return MmaTiling::kindOf(schedule.getMma()) && foldsIntoDots(slice);
 }
 
 } // namespace kiln

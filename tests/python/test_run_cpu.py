@@ -112,3 +112,32 @@ def test_softmax_schedules_match_numpy(schedule):
     want /= want.sum(axis=1, keepdims=True)
     y = run.outputs["y"].view(np.uint16).astype(np.uint32) << 16
     assert np.abs(y.view(np.float32) - want).max() < 4e-3
+
+
+WINDOWS = """
+kernel windows(x: in f32[8, 16], y: out f32[4, 16], z: out f32[4, 8], s: out f32[4, 4])
+  grid (p: 1)
+{
+  let t = load(x[0 +: 8, :]);
+  store(y[0 +: 4, :], t[4 +: 4, :]);
+  store(z[0 +: 4, :], t[2 +: 4, 8 +: 8]);
+  store(s[0 +: 4, :], dot(t[0 +: 4, 2 +: 8], t.T[4 +: 8, 1 +: 4]));
+}
+"""
+
+
+@needs_kiln
+def test_tile_windows_match_numpy(tmp_path):
+    """`t[a +: n, :]` on the CPU backend against numpy's slicing: the
+    float64 reference shares the lowering, numpy does not."""
+    tile = tmp_path / "windows.tile"
+    tile.write_text(WINDOWS)
+    schedule = tmp_path / "cpu.yaml"
+    schedule.write_text("target: cpu\nop: windows\n")
+    x = np.random.default_rng(2).standard_normal((8, 16), dtype=np.float32)
+    run = kiln.run_cpu(tile, schedule, inputs={"x": x}, kiln_bin=real_kiln())
+    assert run.ok
+    assert np.array_equal(run.outputs["y"], x[4:8])
+    assert np.array_equal(run.outputs["z"], x[2:6, 8:16])
+    want = x[0:4, 2:10].astype(np.float64) @ x.T[4:12, 1:5].astype(np.float64)
+    assert np.allclose(run.outputs["s"], want, rtol=1e-5, atol=1e-5)

@@ -691,6 +691,8 @@ bool GpuKernelLowering::runsBesidePending(Operation *op) {
            movesInWarpSlices(op);
   if (isa<ConvertLayoutOp>(op))
     return movesInWarpSlices(op);
+  if (auto slice = dyn_cast<SliceOp>(op))
+    return plan.foldsSlice(slice, schedule);
   // (A reduction across warps meets in a scratch array of its own.)
   return isa<ConstantOp, IotaOp, FromIndexOp, SplatOp, ToIndexOp, AddOp, SubOp, MulOp, DivOp, RemOp,
              MaxOp, MinOp, AndOp, OrOp, CmpOp, NegOp, AbsOp, ExpOp, LogOp, Log1pOp, SqrtOp, RsqrtOp,
@@ -889,6 +891,25 @@ LogicalResult GpuKernelLowering::lowerOpNow(Operation *op) {
         regs[cv.getResult()] = stageIn(layoutOf(cv.getResult()), cv.getType().getElementType(),
                                        base, [&](ArrayRef<Value> c) { return rowMajor(c, shape); });
         syncMovers(inWarps); // the area is free for the next op
+        return success();
+      })
+      .Case([&](SliceOp sl) {
+        // Folded: the dots stage the window from the input's registers.
+        if (plan.foldsSlice(sl, schedule))
+          return success();
+        // Otherwise the whole input goes out and the window comes back.
+        ArrayRef<int64_t> inShape = sl.getInput().getType().getShape(), offsets = sl.getOffsets();
+        Value base = stagingBase();
+        stageOut(sl.getInput(), base);
+        syncRole();
+        regs[sl.getResult()] = stageIn(layoutOf(sl.getResult()), sl.getType().getElementType(),
+                                       base, [&](ArrayRef<Value> c) {
+                                         SmallVector<Value> src;
+                                         for (unsigned d = 0; d < c.size(); ++d)
+                                           src.push_back(add(c[d], cIndex(offsets[d])));
+                                         return rowMajor(src, inShape);
+                                       });
+        syncRole(); // the area is free for the next op
         return success();
       })
       .Case([&](TransposeOp tr) {

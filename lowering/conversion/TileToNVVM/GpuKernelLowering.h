@@ -552,6 +552,9 @@ private:
     bool nMajor; // a B staged N-major: its rows are K's
     TileLayout l;
     int64_t vec;
+    /// A slice folded into the dot: the window of `tile` staged (its start
+    /// and extent per dim); empty for the whole tile.
+    SmallVector<int64_t, 2> offsets, window;
     /// Whether the staged rows run along the tile's last dim (K, or N for
     /// an N-major B): then dim 0 indexes the staged rows.
     bool rowsAlongLast() const { return kLast || nMajor; }

@@ -74,7 +74,14 @@ GpuKernelLowering::StagedOperand GpuKernelLowering::stagedOperand(Value operand,
                                                                   const MmaTiling &t, bool nMajor) {
   // A transpose folded into the dot is staged from its input.
   auto [tile, transposed] = stagedTile(operand);
-  StagedOperand o{tile, false, nMajor, {}, 1};
+  StagedOperand o{tile, false, nMajor, {}, 1, {}, {}};
+  // So is a slice, as its window of the input: the threads holding the
+  // window's elements store them (a stacked tile's lower half as B).
+  if (auto slice = operand.getDefiningOp<SliceOp>(); slice && plan.foldsSlice(slice, schedule)) {
+    o.tile = slice.getInput();
+    o.offsets.assign(slice.getOffsets().begin(), slice.getOffsets().end());
+    o.window.assign(slice.getType().getShape().begin(), slice.getType().getShape().end());
+  }
   // Whether the staged tile's last dim is K: then a thread's consecutive
   // registers along it fill one 16-byte piece of a row with a vector store
   // (so do they along N, for a B staged N-major).
@@ -83,6 +90,9 @@ GpuKernelLowering::StagedOperand GpuKernelLowering::stagedOperand(Value operand,
   unsigned last = o.l.shape.size() - 1;
   if (o.rowsAlongLast() && !o.l.isUnit(last))
     o.vec = std::gcd(o.l.contiguous(last), t.perCore());
+  // A run stays inside the window.
+  if (!o.offsets.empty())
+    o.vec = std::gcd(o.vec, std::gcd(o.offsets[last], o.window[last]));
   return o;
 }
 
@@ -142,7 +152,10 @@ void GpuKernelLowering::stageMmaOperandPart(const StagedOperand &o, bool isLhs, 
   // A register's constant rows and K bytes add to the thread's own offset
   // when they keep its permutation (whole 8-row atoms) and its byte in the
   // row (whole K blocks); other registers compute theirs.
-  Value rowBase = add(bases[rowDim], cIndex(rowOffset)), kBase = bases[kDim];
+  // A window's coordinates count from its start.
+  auto windowStart = [&](unsigned d) { return o.offsets.empty() ? 0 : o.offsets[d]; };
+  Value rowBase = add(bases[rowDim], cIndex(rowOffset - windowStart(rowDim))),
+        kBase = add(bases[kDim], cIndex(-windowStart(kDim)));
   Value threadStart = add(areaStart, operandByteOffset(t, swizzled, rows, rowBase, kBase, nMajor));
   const Regs &x = regs[tile];
   bool split = t.splitA && isLhs;
@@ -152,6 +165,18 @@ void GpuKernelLowering::stageMmaOperandPart(const StagedOperand &o, bool isLhs, 
       continue; // stored with the run it belongs to
     int64_t rowC = l.constOffset(rowDim, ri[rowDim]), kC = l.constOffset(kDim, ri[kDim]);
     bool samePermutation = !swizzled || rowC * block % MmaTiling::kAtomAlignment == 0;
+    // Only the elements inside a window are staged.
+    OpBuilder::InsertionGuard inWindow(b);
+    if (!o.offsets.empty()) {
+      Value inside;
+      for (unsigned d = 0; d <= last; ++d)
+        if (o.window[d] < l.shape[d])
+          inside =
+              andOf(inside, below(add(bases[d], cIndex(l.constOffset(d, ri[d]) - o.offsets[d])),
+                                  o.window[d]));
+      if (inside)
+        enterIf(inside);
+    }
     Value addr;
     if (samePermutation && kC * t.elemBytes % block == 0) {
       addr = smemAt(add(threadStart, cIndex(t.linearOffset(rowC, kC, rows, swizzled, nMajor))));
@@ -186,7 +211,8 @@ bool GpuKernelLowering::stageByPieces(const StagedOperand &o, bool isLhs, const 
   // A tile of a few elements a thread keeps the direct stores: for a
   // handful of them the gather's barrier would sit on a latency-bound path
   // (the scan's Vnew^T).
-  if (!schedule.getGatherMnMajor() || o.rowsAlongLast() || type.getRank() != 2 || l.numRegs() < 8)
+  if (!schedule.getGatherMnMajor() || o.rowsAlongLast() || type.getRank() != 2 || l.numRegs() < 8 ||
+      !o.offsets.empty())
     return false;
   Type elem = type.getElementType();
   int64_t elemBytes = elem.getIntOrFloatBitWidth() / 8,

@@ -352,6 +352,18 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
           storeAt(nb, loadAt(nb, x, ivs), result, ivs);
         });
       })
+      .Case([&](SliceOp sl) {
+        Value x = in(sl.getInput());
+        ArrayRef<int64_t> offsets = sl.getOffsets();
+        forEach(shape, [&](OpBuilder &nb, ValueRange ivs) {
+          SmallVector<Value> idx;
+          for (unsigned i = 0; i < offsets.size(); ++i)
+            idx.push_back(offsets[i]
+                              ? (Value)arith::AddIOp::create(nb, l, ivs[i], cIndex(nb, offsets[i]))
+                              : ivs[i]);
+          storeAt(nb, loadAt(nb, x, idx), result, ivs);
+        });
+      })
       .Case([&](TransposeOp tr) {
         Value x = in(tr.getInput());
         ArrayRef<int64_t> perm = tr.getPermutation();

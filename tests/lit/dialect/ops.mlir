@@ -49,6 +49,8 @@ tile.kernel @all_ops(%N: index, %x: !tile.view<[N, 64], bf16> {tile.access = "in
   %sq2 = tile.reshape %sel : !tile.tile<64xf32> -> !tile.tile<8x8xf32>
   // CHECK: tile.transpose %{{.*}} [1, 0] : <8x8xf32> -> <8x8xf32>
   %tr = tile.transpose %sq2 [1, 0] : !tile.tile<8x8xf32> -> !tile.tile<8x8xf32>
+  // CHECK: tile.slice %{{.*}} [4, 2] : <8x8xf32> -> <4x2xf32>
+  %win = tile.slice %tr [4, 2] : !tile.tile<8x8xf32> -> !tile.tile<4x2xf32>
   // CHECK: tile.dot %{{.*}}, %{{.*}}, %{{.*}} : !tile.tile<8x8xf32> : <8x8xf32>, <8x8xf32> -> <8x8xf32>
   %dt = tile.dot %sq2, %tr, %tr : !tile.tile<8x8xf32> : !tile.tile<8x8xf32>, !tile.tile<8x8xf32> -> !tile.tile<8x8xf32>
   // CHECK: tile.cumsum %{{.*}} axis 1 : <8x8xf32>

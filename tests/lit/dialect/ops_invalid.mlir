@@ -101,6 +101,22 @@ func.func @reshape(%a: !tile.tile<4xf32>) {
 
 // -----
 
+func.func @slice_outside(%a: !tile.tile<4x8xf32>) {
+  // expected-error @+1 {{window [6, 10) of dim 1 lies outside its 8 elements}}
+  %c = tile.slice %a [0, 6] : !tile.tile<4x8xf32> -> !tile.tile<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @slice_offsets(%a: !tile.tile<4x8xf32>) {
+  // expected-error @+1 {{needs one offset per dim}}
+  %c = tile.slice %a [0] : !tile.tile<4x8xf32> -> !tile.tile<4x4xf32>
+  return
+}
+
+// -----
+
 func.func @transpose(%a: !tile.tile<4x8xf32>) {
   // expected-error @+1 {{is not a permutation}}
   %c = tile.transpose %a [0, 0] : !tile.tile<4x8xf32> -> !tile.tile<4x4xf32>
