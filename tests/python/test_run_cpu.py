@@ -141,3 +141,33 @@ def test_tile_windows_match_numpy(tmp_path):
     assert np.array_equal(run.outputs["z"], x[2:6, 8:16])
     want = x[0:4, 2:10].astype(np.float64) @ x.T[4:12, 1:5].astype(np.float64)
     assert np.allclose(run.outputs["s"], want, rtol=1e-5, atol=1e-5)
+
+
+PREFILL = REPO / "ops" / "gdn" / "prefill.tile"
+
+
+@needs_kiln
+def test_prefill_gates_head_major_match_numpy(tmp_path):
+    """gdn_prefill_gates alone (the kernel the split ops' chunk kernels read
+    their gates from) against numpy: g = -exp(A_log) softplus(a + dt_bias),
+    beta = sigmoid(b), head-major, at 40 heads (a 32-head block partly
+    past HV) and 70 tokens (a 64-token block partly past T)."""
+    schedule = tmp_path / "gates_cpu.yaml"
+    schedule.write_text("target: cpu\nop: gdn_prefill_gates\nparams: {C: 32, BV: 32}\n")
+    rng = np.random.default_rng(4)
+    T, HV = 70, 40
+    bf16 = lambda x: (x.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    a, b = bf16(3 * rng.standard_normal((T, HV))), bf16(3 * rng.standard_normal((T, HV)))
+    A_log = rng.uniform(-1, 1, HV).astype(np.float32)
+    dt_bias = rng.uniform(-1, 1, HV).astype(np.float32)
+    run = kiln.run_cpu(PREFILL, schedule, dims={"T": T, "HV": HV, "TP": 72},
+                       inputs={"a": a, "b": b, "A_log": A_log, "dt_bias": dt_bias},
+                       kiln_bin=real_kiln())
+    assert run.ok
+    f32 = lambda x: (x.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    x = f32(a) + dt_bias
+    g = -np.exp(A_log.astype(np.float64)) * np.where(x > 20, x, np.log1p(np.exp(np.minimum(x, 20))))
+    beta = 1 / (1 + np.exp(-f32(b)))
+    assert run.outputs["ga"].shape == (HV, 72)
+    assert np.allclose(run.outputs["ga"][:, :T], g.T, rtol=1e-5, atol=1e-6)
+    assert np.allclose(run.outputs["gb"][:, :T], beta.T, rtol=1e-5, atol=1e-6)
