@@ -841,7 +841,8 @@ bool KernelPlan::readsARegisters(DotOp dot, const MmaTiling &t) const {
 
 bool KernelPlan::foldsSlice(SliceOp slice, ScheduleAttr schedule) const {
   Operation *def = slice.getInput().getDefiningOp();
-  return foldedIntoTensorCoreDots(slice, schedule) && !(def && residentTouchedBy(def));
+  return MmaTiling::kindOf(schedule.getMma()) && feedsOnlyDots(slice) &&
+         !(def && residentTouchedBy(def));
 }
 
 bool KernelPlan::resultInFragment(DotOp dot, const std::optional<DotPair> &pair,

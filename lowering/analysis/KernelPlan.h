@@ -302,10 +302,10 @@ struct KernelPlan {
   /// * warpgroups) with no column parts, which the lhs holds there (a
   /// fragment, or a cast of a `registers:` resident held alike).
   bool readsARegisters(tile::DotOp dot, const MmaTiling &t) const;
-  /// Whether a slice is staged by the tensor-core dots it feeds straight
-  /// from its input's registers (foldedIntoTensorCoreDots), so it is never
-  /// lowered on its own; a window of a resident is not (its registers are
-  /// the resident's).
+  /// Whether a slice is staged by the tensor-core dots it feeds (all its
+  /// users) straight from its input's registers, so it is never lowered on
+  /// its own (GpuKernelLowering::stagedOperand); a window of a resident is
+  /// not (its registers are the resident's).
   bool foldsSlice(tile::SliceOp slice, tile::ScheduleAttr schedule) const;
   /// Whether `dot`'s result (and `pair`'s second's) lie as `t`'s
   /// accumulators do: it stays in them.

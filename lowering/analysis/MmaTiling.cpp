@@ -22,15 +22,12 @@ FailureOr<MmaTiling> MmaTiling::get(Kind kind, tile::DotOp dot, int64_t warps, s
              rhs.getElementType(), warps, why);
 }
 
-bool kiln::foldsIntoDots(tile::TransposeOp tr) {
-  return !tr->use_empty() &&
-         llvm::all_of(tr->getUsers(), [](Operation *u) { return isa<tile::DotOp>(u); });
+bool kiln::feedsOnlyDots(Operation *op) {
+  return !op->use_empty() &&
+         llvm::all_of(op->getUsers(), [](Operation *u) { return isa<tile::DotOp>(u); });
 }
 
-bool kiln::foldsIntoDots(tile::SliceOp slice) {
-  return !slice->use_empty() &&
-         llvm::all_of(slice->getUsers(), [](Operation *u) { return isa<tile::DotOp>(u); });
-}
+bool kiln::foldsIntoDots(tile::TransposeOp tr) { return feedsOnlyDots(tr); }
 
 std::pair<Value, bool> kiln::stagedTile(Value operand) {
   if (auto tr = operand.getDefiningOp<tile::TransposeOp>(); tr && foldsIntoDots(tr))

@@ -34,9 +34,8 @@ namespace kiln {
 /// Whether a transpose is folded into the wgmma dots it feeds: each stages
 /// its input K-major directly, so the transpose itself moves nothing.
 bool foldsIntoDots(tile::TransposeOp tr);
-/// Whether a slice is folded into the dots it feeds: each stages the window
-/// straight from the slice's input (GpuKernelLowering::stagedOperand).
-bool foldsIntoDots(tile::SliceOp slice);
+/// Whether every user of `op`'s result is a dot (and it has one).
+bool feedsOnlyDots(mlir::Operation *op);
 
 /// What a wgmma operand stages, and whether transposed: a transpose folded
 /// into its dots is staged from its input, so two such transposes of one
@@ -253,12 +252,6 @@ std::optional<DotPair> pairContaining(MmaTiling::Kind kind, tile::DotOp dot, int
 /// its input directly (a K-major operand is the transposed one's rows).
 inline bool foldedIntoTensorCoreDots(tile::TransposeOp tr, tile::ScheduleAttr schedule) {
   return MmaTiling::kindOf(schedule.getMma()) && foldsIntoDots(tr);
-}
-
-/// A slice whose only users are dots on tensor cores: they stage its window
-/// from the input's registers, so the slice itself moves nothing.
-inline bool foldedIntoTensorCoreDots(tile::SliceOp slice, tile::ScheduleAttr schedule) {
-  return MmaTiling::kindOf(schedule.getMma()) && foldsIntoDots(slice);
 }
 
 } // namespace kiln

@@ -883,33 +883,14 @@ LogicalResult GpuKernelLowering::lowerOpNow(Operation *op) {
       })
       .Case([&](ReduceOp red) { return lowerReduce(red); })
       .Case([&](ConvertLayoutOp cv) {
-        ArrayRef<int64_t> shape = cast<TileType>(cv.getType()).getShape();
-        bool inWarps = movesInWarpSlices(op);
-        Value base = inWarps ? warpSlice() : stagingBase();
-        stageOut(cv.getInput(), base);
-        syncMovers(inWarps);
-        regs[cv.getResult()] = stageIn(layoutOf(cv.getResult()), cv.getType().getElementType(),
-                                       base, [&](ArrayRef<Value> c) { return rowMajor(c, shape); });
-        syncMovers(inWarps); // the area is free for the next op
+        restage(cv.getInput(), cv.getResult(), {}, movesInWarpSlices(op));
         return success();
       })
       .Case([&](SliceOp sl) {
         // Folded: the dots stage the window from the input's registers.
-        if (plan.foldsSlice(sl, schedule))
-          return success();
         // Otherwise the whole input goes out and the window comes back.
-        ArrayRef<int64_t> inShape = sl.getInput().getType().getShape(), offsets = sl.getOffsets();
-        Value base = stagingBase();
-        stageOut(sl.getInput(), base);
-        syncRole();
-        regs[sl.getResult()] = stageIn(layoutOf(sl.getResult()), sl.getType().getElementType(),
-                                       base, [&](ArrayRef<Value> c) {
-                                         SmallVector<Value> src;
-                                         for (unsigned d = 0; d < c.size(); ++d)
-                                           src.push_back(add(c[d], cIndex(offsets[d])));
-                                         return rowMajor(src, inShape);
-                                       });
-        syncRole(); // the area is free for the next op
+        if (!plan.foldsSlice(sl, schedule))
+          restage(sl.getInput(), sl.getResult(), sl.getOffsets(), /*inWarps=*/false);
         return success();
       })
       .Case([&](TransposeOp tr) {
@@ -947,6 +928,24 @@ LogicalResult GpuKernelLowering::lowerOpNow(Operation *op) {
       .Case([&](CumsumOp cs) { return lowerCumsum(cs); })
       .Case([&](DotOp dot) { return lowerDot(dot); })
       .Default([&](Operation *) { return op->emitOpError("has no GPU lowering yet"); });
+}
+
+void GpuKernelLowering::restage(Value input, Value result, ArrayRef<int64_t> offsets,
+                                bool inWarps) {
+  ArrayRef<int64_t> inShape = cast<TileType>(input.getType()).getShape();
+  Value base = inWarps ? warpSlice() : stagingBase();
+  stageOut(input, base);
+  syncMovers(inWarps);
+  regs[result] = stageIn(layoutOf(result), cast<TileType>(result.getType()).getElementType(), base,
+                         [&](ArrayRef<Value> c) {
+                           if (offsets.empty())
+                             return rowMajor(c, inShape);
+                           SmallVector<Value> src;
+                           for (unsigned d = 0; d < c.size(); ++d)
+                             src.push_back(add(c[d], cIndex(offsets[d])));
+                           return rowMajor(src, inShape);
+                         });
+  syncMovers(inWarps); // the area is free for the next op
 }
 
 void GpuKernelLowering::syncRole() {

@@ -334,6 +334,11 @@ private:
   Regs stageIn(const TileLayout &l, Type elem, Value base,
                function_ref<Value(ArrayRef<Value>)> linear);
   Value stagingBase(int64_t extraBytes = 0);
+  /// Moves `input` into `result`'s layout through the staging area (a warp
+  /// slice where `inWarps`): every element out row-major, then each thread
+  /// reads its result elements, `offsets` further along each dim (a
+  /// window; empty for a conversion).
+  void restage(Value input, Value result, ArrayRef<int64_t> offsets, bool inWarps);
   Value rowMajor(ArrayRef<Value> coords, ArrayRef<int64_t> shape);
   LogicalResult lowerDot(DotOp op);
   /// The result's registers of a transpose whose result layout is its
