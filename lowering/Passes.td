@@ -238,6 +238,9 @@ def TileAssignLayouts : Pass<"tile-assign-layouts", "::mlir::ModuleOp"> {
     same layout fold into one and originals left unused go. Anything else
     gets a `tile.convert_layout` (shared memory between two barriers of the
     role). Conversions that end up between equal layouts are removed.
+    Last, a tile whose layout puts more than 4096 elements on a thread is an
+    error at its source line: no thread holds it, and the lowering would
+    unroll it into that many values a thread.
 
     Before (the row indices compared down and across a [64, 64] tile):
     ```mlir

@@ -1,10 +1,12 @@
 //===- Harness.cpp - registry and comparisons -----------------------------===//
 #include "ops/Harness.h"
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <unistd.h>
 
 using namespace kiln;
 
@@ -56,9 +58,13 @@ static std::vector<std::string> splitCommas(const std::string &text) {
 
 static bool parseInteger(const std::string &text, int64_t &value) {
   char *end = nullptr;
+  errno = 0;
   value = std::strtoll(text.c_str(), &end, 10);
-  return !text.empty() && !*end;
+  return !text.empty() && !*end && errno != ERANGE;
 }
+
+// Dims and lengths as GPU kernels take them (they divide in 32 bits).
+static constexpr int64_t kLargestDim = 2147483647;
 
 bool kiln::parseRunOption(int argc, char **argv, int &i, RunConfig &cfg, std::string &error) {
   std::string arg = argv[i], v;
@@ -76,6 +82,8 @@ bool kiln::parseRunOption(int argc, char **argv, int &i, RunConfig &cfg, std::st
       size_t eq = part.find('=');
       if (eq == std::string::npos || eq == 0 || !parseInteger(part.substr(eq + 1), n) || n <= 0)
         return error = "--dims takes NAME=POSITIVE_INTEGER pairs, got '" + part + "'", true;
+      if (n > kLargestDim)
+        return error = "--dims " + part + ": a dim must be below 2^31", true;
       cfg.dims[part.substr(0, eq)] = n;
     }
   } else if (arg == "--seed") {
@@ -89,11 +97,15 @@ bool kiln::parseRunOption(int argc, char **argv, int &i, RunConfig &cfg, std::st
       return error = "--skip needs a fraction in [0, 1]", true;
   } else if (arg == "--seqlens") {
     cfg.seqLens.clear();
+    int64_t total = 0;
     if (!value())
       return error = "--seqlens takes non-negative lengths like 1,64,200,7", true;
     for (const std::string &part : splitCommas(v)) {
       if (!parseInteger(part, n) || n < 0)
         return error = "--seqlens takes non-negative lengths like 1,64,200,7", true;
+      if (n > kLargestDim - total)
+        return error = "--seqlens: the lengths must add up to less than 2^31 tokens", true;
+      total += n;
       cfg.seqLens.push_back(n);
     }
   } else if (arg == "--no-initial-state") {
@@ -106,6 +118,18 @@ bool kiln::parseRunOption(int argc, char **argv, int &i, RunConfig &cfg, std::st
     return false;
   }
   return true;
+}
+
+bool kiln::fitsHostMemory(double bytes, const std::string &what, std::string &error) {
+  double have = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGE_SIZE);
+  if (have <= 0 || bytes <= 0.9 * have)
+    return true;
+  char text[160];
+  std::snprintf(text, sizeof text,
+                "needs about %.1f GiB of host memory, more than this machine's %.1f GiB",
+                bytes / (1 << 30), have / (1 << 30));
+  error = what + " " + text;
+  return false;
 }
 
 std::string kiln::describeShape(const RunConfig &cfg) {

@@ -1,6 +1,7 @@
 //===- Npy.cpp - numpy .npy files in and out ------------------------------===//
 #include "backends/runtime/Npy.h"
 
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -95,13 +96,26 @@ bool kiln::readNpy(const std::string &path, NpyArray &out, std::string &error) {
     long long n = std::strtoll(dims.c_str() + i, &end, 10);
     if (end == dims.c_str() + i || n < 0)
       return bad("malformed shape " + shape);
+    if (n > 2147483647) // as --dims: what a GPU kernel divides in 32 bits
+      return bad("shape " + shape + " has a dim past 2^31 - 1");
     out.shape.push_back(n);
     i = end - dims.c_str();
   }
   int64_t itemBytes = std::strtoll(out.descr.c_str() + 2, nullptr, 10);
   if (itemBytes <= 0)
     return bad("unsupported dtype '" + out.descr + "'");
-  size_t want = out.numel() * itemBytes, have = data.size() - headerAt - headerLen;
+  // In double first: dims below 2^31 can still multiply past 64 bits.
+  double wantExact = (double)itemBytes;
+  for (int64_t s : out.shape)
+    wantExact *= (double)s;
+  size_t have = data.size() - headerAt - headerLen;
+  if ((double)have < wantExact) {
+    char want[32];
+    std::snprintf(want, sizeof want, wantExact < 1e15 ? "%.0f" : "%.3g", wantExact);
+    return bad("truncated data: " + std::to_string(have) + " bytes for " + want + " (shape " +
+               shape + ", dtype " + out.descr + ")");
+  }
+  size_t want = out.numel() * itemBytes;
   if (have < want)
     return bad("truncated data: " + std::to_string(have) + " bytes for " + std::to_string(want) +
                " (shape " + shape + ", dtype " + out.descr + ")");

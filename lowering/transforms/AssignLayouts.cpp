@@ -591,6 +591,37 @@ void insertConversion(Operation *op, Value v) {
   v.replaceAllUsesExcept(cv, cv);
 }
 
+/// Elements one thread may hold of a tile. Past this a tile fits neither a
+/// thread's registers (255 at most) nor any staging, and the lowering would
+/// unroll it into that many values a thread (-D K=1000000 on a decode
+/// schedule ran the compiler out of memory).
+constexpr int64_t kMaxElementsPerThread = 4096;
+
+/// The first tile whose layout puts more than kMaxElementsPerThread on a
+/// thread, reported at its source line.
+static LogicalResult checkTileSizes(KernelOp kernel) {
+  WalkResult walk = kernel.walk([&](Operation *op) {
+    auto layout = op->getAttrOfType<LayoutAttr>(kLayoutAttr);
+    if (!layout)
+      return WalkResult::advance();
+    for (Value r : op->getResults()) {
+      auto type = dyn_cast<TileType>(r.getType());
+      if (!type)
+        continue;
+      int64_t n = TileLayout::get(layout, type.getShape()).numRegs();
+      if (n <= kMaxElementsPerThread)
+        continue;
+      InFlightDiagnostic diag = op->emitError() << "this tile of shape [";
+      llvm::interleaveComma(type.getShape(), diag);
+      diag << "] puts " << n << " elements on each thread; a GPU thread holds at most "
+           << kMaxElementsPerThread << " of one tile (more warps, or smaller tiles)";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
 struct TileAssignLayouts : kiln::impl::TileAssignLayoutsBase<TileAssignLayouts> {
   void runOnOperation() override {
     for (KernelOp kernel : getOperation().getOps<KernelOp>()) {
@@ -640,6 +671,8 @@ struct TileAssignLayouts : kiln::impl::TileAssignLayoutsBase<TileAssignLayouts> 
           cv.erase();
         }
       });
+      if (failed(checkTileSizes(kernel)))
+        return signalPassFailure();
     }
   }
 };

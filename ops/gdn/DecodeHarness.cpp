@@ -29,6 +29,10 @@ bool runDecode(const RunConfig &cfg, const Launcher &launch, std::vector<CheckRe
     return false;
   }
   const int64_t N = cfg.dims.count("N") ? cfg.dims.at("N") : B + 2; // pool larger than the batch
+  // The pool, its copy and the golden's f64 states; the tokens are smaller.
+  if (!fitsHostMemory(32.0 * N * HV * V * K + 24.0 * B * (H * K + HV * V),
+                      "the run at " + describeShape(cfg), error))
+    return false;
   std::mt19937_64 rng(cfg.seed);
   gdn::Inputs in = gdn::randomInputs(rng, B, H, HV, K, V, l2, cfg);
   std::vector<uint16_t> &q = in.q, &k = in.k, &v = in.v, &a = in.a, &b = in.b;

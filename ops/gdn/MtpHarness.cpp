@@ -39,6 +39,12 @@ bool runMtp(const RunConfig &cfg, bool keepStates, const Launcher &launch,
     error = "the pool needs N >= 2 B slots (N = " + std::to_string(N) + ")";
     return false;
   }
+  // The pool, its copy and the golden's f64 states, every token's state
+  // when kept; the tokens are smaller.
+  if (!fitsHostMemory(32.0 * N * HV * V * K + (keepStates ? 16.0 * B * T * HV * V * K : 0.0) +
+                          24.0 * B * T * (H * K + HV * V),
+                      "the run at " + describeShape(cfg), error))
+    return false;
   std::mt19937_64 rng(cfg.seed);
   gdn::Inputs in = gdn::randomInputs(rng, B * T, H, HV, K, V, l2, cfg); // [B, T, ...]
   std::vector<int32_t> rows(N);

@@ -43,6 +43,11 @@ bool runPrefill(const RunConfig &cfg, const Launcher &launch, std::vector<CheckR
   std::vector<int64_t> cu(N + 1, 0);
   std::partial_sum(lens.begin(), lens.end(), cu.begin() + 1);
   const int64_t T = cu.back();
+  // Two pools with the golden's f64 states, and each token's inputs, output
+  // and golden output.
+  if (!fitsHostMemory(64.0 * (N + 2) * HV * V * K + 32.0 * T * (H * K + HV * V),
+                      "the run at " + describeShape(cfg), error))
+    return false;
 
   std::mt19937_64 rng(cfg.seed);
   gdn::Inputs in = gdn::randomInputs(rng, T, H, HV, K, V, l2, cfg);

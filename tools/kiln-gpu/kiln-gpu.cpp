@@ -14,6 +14,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
+#include <stdexcept>
 #include <string>
 
 using namespace kiln;
@@ -44,7 +46,7 @@ static int usage(const std::string &msg, int arg) {
   return 2;
 }
 
-int main(int argc, char **argv) {
+static int runKilnGpu(int argc, char **argv) {
   if (argc >= 2 && (!std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help"))) {
     std::printf("%s", kUsage);
     return 0;
@@ -123,4 +125,17 @@ int main(int argc, char **argv) {
               schedule.c_str(), m.target.c_str(), dims.c_str(), (unsigned long long)cfg.seed,
               ms.empty() ? 0.0 : ms.front(), warm.c_str());
   return printChecks(checks) ? 0 : 1;
+}
+
+int main(int argc, char **argv) {
+  // The backstop for an allocation that fails after the runs' own host
+  // memory checks (fitsHostMemory): an error, not an abort.
+  try {
+    return runKilnGpu(argc, argv);
+  } catch (const std::bad_alloc &) {
+  } catch (const std::length_error &) {
+  }
+  std::fprintf(stderr,
+               "kiln-gpu: error: out of host memory (a smaller --dims or --seqlens may fit)\n");
+  return 2;
 }

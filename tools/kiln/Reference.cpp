@@ -3,6 +3,7 @@
 #include "backends/cpu/CpuKernel.h"
 #include "backends/runtime/Npy.h"
 #include "dsl/SourceDiagnostics.h"
+#include "ops/Harness.h"
 #include "tools/kiln/Driver.h"
 
 #include <algorithm>
@@ -399,6 +400,19 @@ bool kiln::makeArguments(const KernelSignature &sig, std::map<std::string, int64
             ": give --dims " + eg + " (or files in --inputs that fix them)";
     return false;
   }
+  // Each tensor, the copy the check keeps and the reference's f64 copy.
+  double bytes = 0;
+  for (size_t i = 0; i < sig.params.size(); ++i) {
+    double n = 1;
+    for (int64_t d : out[i].shape)
+      n *= (double)d;
+    bytes += sig.params[i].isView ? n * (2.0 * dtypeBytes(sig.params[i].dtype) + 8) : 0;
+  }
+  std::string at;
+  for (auto &[name, v] : dims.known)
+    at += (at.empty() ? "" : ",") + name + "=" + std::to_string(v);
+  if (!fitsHostMemory(bytes, "the run at " + at, error))
+    return false;
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> normal(0.0, 1.0);
   for (size_t i = 0; i < sig.params.size(); ++i) {

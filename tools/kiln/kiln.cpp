@@ -21,7 +21,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <new>
 #include <set>
+#include <stdexcept>
 
 using namespace mlir;
 using namespace kiln;
@@ -691,7 +693,7 @@ int checkCommand(const Args &a) {
 
 } // namespace
 
-int main(int argc, char **argv) {
+static int runKiln(int argc, char **argv) {
   Args a;
   int rc = parseArgs(argc, argv, a);
   if (rc >= 0)
@@ -724,4 +726,18 @@ int main(int argc, char **argv) {
     return compareSchedules(o);
   }
   return checkCommand(a);
+}
+
+int main(int argc, char **argv) {
+  // Runs check their shapes against host memory before they allocate
+  // (fitsHostMemory); this is the backstop for an allocation that still
+  // fails, so that it is an error, not an abort.
+  try {
+    return runKiln(argc, argv);
+  } catch (const std::bad_alloc &) {
+    llvm::errs() << "kiln: error: out of host memory (a smaller --dims or --seqlens may fit)\n";
+  } catch (const std::length_error &) {
+    llvm::errs() << "kiln: error: out of host memory (a smaller --dims or --seqlens may fit)\n";
+  }
+  return 2;
 }

@@ -106,3 +106,18 @@ tile.kernel @joined(%N: index, %x: !tile.view<[N, 4, 64], f32> {tile.access = "i
   tile.store %u, %x[%n, %c0, %c0] window [1, 4, 64] keep [1, 2] : !tile.tile<4x64xf32>, !tile.view<[N, 4, 64], f32>
   tile.return
 }
+
+// -----
+
+// A tile no GPU thread can hold: one warp over 1048576 elements is 32768 a
+// thread (the lowering would unroll that many values in each).
+tile.kernel @huge(%N: index, %x: !tile.view<[N, 1048576], f32> {tile.access = "inout"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 1, mma = "none",
+      roles = [], pipelines = []>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{this tile of shape [1048576] puts 32768 elements on each thread; a GPU thread holds at most 4096 of one tile (more warps, or smaller tiles)}}
+  %t = tile.load %x[%n, %c0] window [1, 1048576] keep [1] {tile.id = "t"} : !tile.view<[N, 1048576], f32> -> !tile.tile<1048576xf32>
+  tile.store %t, %x[%n, %c0] window [1, 1048576] keep [1] : !tile.tile<1048576xf32>, !tile.view<[N, 1048576], f32>
+  tile.return
+}
