@@ -63,9 +63,6 @@ static bool parseInteger(const std::string &text, int64_t &value) {
   return !text.empty() && !*end && errno != ERANGE;
 }
 
-// Dims and lengths as GPU kernels take them (they divide in 32 bits).
-static constexpr int64_t kLargestDim = 2147483647;
-
 bool kiln::parseRunOption(int argc, char **argv, int &i, RunConfig &cfg, std::string &error) {
   std::string arg = argv[i], v;
   auto value = [&]() {
@@ -130,6 +127,13 @@ bool kiln::fitsHostMemory(double bytes, const std::string &what, std::string &er
                 bytes / (1 << 30), have / (1 << 30));
   error = what + " " + text;
   return false;
+}
+
+std::string kiln::describeDims(const std::map<std::string, int64_t> &dims) {
+  std::string out;
+  for (auto &[k, v] : dims)
+    out += (out.empty() ? "" : " ") + k + "=" + std::to_string(v);
+  return out;
 }
 
 std::string kiln::describeShape(const RunConfig &cfg) {

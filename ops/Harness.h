@@ -71,6 +71,8 @@ const OpHarness *findHarness(const std::string &kernel);
 bool parseRunOption(int argc, char **argv, int &i, RunConfig &cfg, std::string &error);
 /// A short description of a run's shape: "B=7 H=16 HV=32", "H=4 HV=8 T=1,64,7".
 std::string describeShape(const RunConfig &cfg);
+/// `dims` as `NAME=N` pairs in name order, space-separated.
+std::string describeDims(const std::map<std::string, int64_t> &dims);
 /// Whether about `bytes` of host memory (a run's tensors, their copies and
 /// its reference's) fit in this machine's physical memory; if not, `error`
 /// says how much `what` needs and how much there is. Runs check before they

@@ -1,8 +1,6 @@
 //===- Signature.cpp - a kernel's parameters -----------------------------===//
 #include "backends/runtime/Signature.h"
 
-#include <limits>
-
 using namespace kiln;
 
 size_t kiln::dtypeBytes(DType t) {
@@ -178,7 +176,7 @@ bool kiln::bindArguments(const KernelSignature &sig, const std::vector<ArgValue>
 
 bool kiln::dimsFitGpuKernels(const std::map<std::string, int64_t> &dims, std::string &error) {
   for (auto &[name, value] : dims)
-    if (value > std::numeric_limits<int32_t>::max()) {
+    if (value > kLargestDim) {
       error = "dim " + name + " = " + std::to_string(value) +
               " exceeds 2^31 - 1, the largest a GPU kernel divides in 32 bits";
       return false;

@@ -70,9 +70,13 @@ struct ArgValue {
 bool bindArguments(const KernelSignature &sig, const std::vector<ArgValue> &args,
                    std::map<std::string, int64_t> &dims, std::string &error);
 
-/// Whether every dim is below 2^31, as GPU kernels need: they divide dims
-/// and grid coordinates in 32 bits (tile-narrow-index-division). On a dim
-/// too large returns false with a message naming it.
+/// The largest dim GPU kernels take: they divide dims and grid coordinates
+/// in 32 bits (tile-narrow-index-division). Command lines and data files are
+/// held to it too.
+inline constexpr int64_t kLargestDim = 2147483647;
+
+/// Whether every dim is at most kLargestDim. On a dim too large returns
+/// false with a message naming it.
 bool dimsFitGpuKernels(const std::map<std::string, int64_t> &dims, std::string &error);
 
 /// Whether a TMA engine can copy from a contiguous tensor of `shape`

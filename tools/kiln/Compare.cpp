@@ -265,13 +265,6 @@ void estimateFlops(tile::KernelOp kernel, const std::map<std::string, int64_t> &
   row.flops += blockFlops(kernel.getBody().front(), kernel, dims, mid) * programs;
 }
 
-std::string describeDims(const std::map<std::string, int64_t> &dims) {
-  std::string out;
-  for (auto &[k, v] : dims)
-    out += (out.empty() ? "" : " ") + k + "=" + std::to_string(v);
-  return out;
-}
-
 /// The rules, the schedule --dims picks, and per measured shape the pick
 /// beside the fastest measured Kiln schedule of that shape.
 void printSelection(const CompareOptions &o, const json::Value *benchRows) {

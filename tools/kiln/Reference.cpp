@@ -408,10 +408,7 @@ bool kiln::makeArguments(const KernelSignature &sig, std::map<std::string, int64
       n *= (double)d;
     bytes += sig.params[i].isView ? n * (2.0 * dtypeBytes(sig.params[i].dtype) + 8) : 0;
   }
-  std::string at;
-  for (auto &[name, v] : dims.known)
-    at += (at.empty() ? "" : ",") + name + "=" + std::to_string(v);
-  if (!fitsHostMemory(bytes, "the run at " + at, error))
+  if (!fitsHostMemory(bytes, "the run at " + describeDims(dims.known), error))
     return false;
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> normal(0.0, 1.0);

@@ -735,9 +735,8 @@ int main(int argc, char **argv) {
   try {
     return runKiln(argc, argv);
   } catch (const std::bad_alloc &) {
-    llvm::errs() << "kiln: error: out of host memory (a smaller --dims or --seqlens may fit)\n";
   } catch (const std::length_error &) {
-    llvm::errs() << "kiln: error: out of host memory (a smaller --dims or --seqlens may fit)\n";
   }
+  llvm::errs() << "kiln: error: out of host memory (a smaller --dims or --seqlens may fit)\n";
   return 2;
 }
