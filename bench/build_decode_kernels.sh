@@ -2,7 +2,8 @@
 # Run on the build machine (LLVM 22 + ptxas): compiles every sm_90a decode
 # schedule that lowers to a cubin + manifest under .kiln-out/decode (the
 # multi-token ones under .kiln-out/mtp), and the
-# K=64 / V=32 and no-L2-norm variants under .kiln-out/small, and the sm_100a
+# K=64 / V=32 and no-L2-norm variants (and the f8e4m3 conversion kernel of
+# tests/gpu) under .kiln-out/small, and the sm_100a
 # ones under .kiln-out/sm100 (for cuobjdump on the GPU machine). Then carry
 # .kiln-out to the GPU machine and run bench/gpu_decode.sh there.
 set -euo pipefail
@@ -23,6 +24,9 @@ done
 for s in ops/gdn/schedules/mtp*_sm_100a*.yaml; do
   "$KILN" compile ops/gdn/decode_mtp.tile --schedule "$s" --emit cubin -o ".kiln-out/sm100/$(basename "$s" .yaml).cubin"
 done
+# f8e4m3 conversions, PTX and CUDA builds (bench/gpu_f8_check.py).
+"$KILN" compile tests/gpu/f8_cast.tile --schedule tests/gpu/f8_cast_sm_90a.yaml --emit cubin -o .kiln-out/small/f8_cast.cubin
+"$KILN" compile tests/gpu/f8_cast.tile --schedule tests/gpu/f8_cast_sm_90a.yaml --emit cubin --via cuda -o .kiln-out/small/f8_cast_cuda.cubin
 "$KILN" compile ops/gdn/decode.tile --schedule ops/gdn/schedules/decode_sm_90a.yaml -D K=64 -D V=32 \
   --emit cubin -o .kiln-out/small/k64v32.cubin
 "$KILN" compile ops/gdn/decode.tile --schedule ops/gdn/schedules/decode_sm_90a.yaml -D USE_QK_L2NORM=0 \

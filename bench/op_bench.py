@@ -30,10 +30,10 @@ def builds(op, schedules):
 
 def state_dtype(kern):
     """The torch dtype of a kernel's `STATE` dtype param (GDN's state: f32,
-    bf16 or f16; f32 where the op has none)."""
+    bf16, f16 or f8e4m3; f32 where the op has none)."""
     import torch
-    return {"f32": torch.float32, "bf16": torch.bfloat16,
-            "f16": torch.float16}[kern.manifest["consts"].get("STATE", "f32")]
+    return {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16,
+            "f8e4m3": torch.float8_e4m3fn}[kern.manifest["consts"].get("STATE", "f32")]
 
 
 def state_for(kern, s0):

@@ -122,6 +122,8 @@ class States:
         return (cu, self.initial, self.out)
 
     def final(self):
+        if self.out.dtype == torch.float8_e4m3fn:  # torch indexes no 8-bit floats: their bytes
+            return self.out.view(torch.uint8)[self.idx.long()].view(self.out.dtype).float()
         return self.out[self.idx.long()].float()
 
 
@@ -242,7 +244,9 @@ def main():
             row[f"{tag}_vs_fla_state"] = ((hT - s_ref).norm() / s_ref.norm()).item()
             # Through this loader (kernels side by side where the manifest
             # says `overlap`), so a race shows here too.
-            assert args.no_check or (row[f"{tag}_vs_fla_o"] < 2e-2 and row[f"{tag}_vs_fla_state"] < 1e-2), \
+            # An f8e4m3 state is rounded to 3 mantissa bits: 2^-4 / sqrt(3) rms.
+            state_tol = 6e-2 if state_dtype(kern) == torch.float8_e4m3fn else 1e-2
+            assert args.no_check or (row[f"{tag}_vs_fla_o"] < 2e-2 and row[f"{tag}_vs_fla_state"] < state_tol), \
                 f"{tag}: differs from FLA at {name}: o {row[f'{tag}_vs_fla_o']:.1e}, state {row[f'{tag}_vs_fla_state']:.1e}"
             row[f"{tag}_graph_ms"] = t = triton.testing.do_bench_cudagraph(call, rep=20, return_mode="median")
             line += (f" | {tag} {t:8.3f} ms {flops / t / 1e9:6.1f} TFLOP/s x{row['fla_graph_ms'] / t:5.3f}"

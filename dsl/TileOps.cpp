@@ -12,6 +12,17 @@ using namespace kiln::tile;
 #include "dsl/TileOps.cpp.inc"
 
 static bool isFloatTile(Type t) { return isa<FloatType>(cast<TileType>(t).getElementType()); }
+
+/// f8e4m3 is a storage type: tensors hold it, tiles are loaded, stored and
+/// cast from and to it, and nothing computes on it (every backend widens it
+/// first, as the GPUs' tensor-core-free paths do).
+static bool isStorageOnly(Type t) {
+  return isa<Float8E4M3FNType>(cast<TileType>(t).getElementType());
+}
+static LogicalResult storageOnlyError(Operation *op, Type t) {
+  return op->emitOpError("cannot compute on ")
+         << t << ": f8e4m3 is a storage type; cast it to f32 first";
+}
 static bool isIntTile(Type t) { return isa<IntegerType>(cast<TileType>(t).getElementType()); }
 
 //===----------------------------------------------------------------------===//
@@ -318,6 +329,8 @@ LogicalResult SplatOp::verify() {
 //===----------------------------------------------------------------------===//
 
 template <typename Op> static LogicalResult verifyFloat(Op op) {
+  if (isStorageOnly(op.getType()))
+    return storageOnlyError(op, op.getType());
   if (!isFloatTile(op.getType()))
     return op.emitOpError("needs a float tile, got ") << op.getType();
   return success();
@@ -328,6 +341,8 @@ template <typename Op> static LogicalResult verifyBool(Op op) {
   return success();
 }
 template <typename Op> static LogicalResult verifyNumeric(Op op) {
+  if (isStorageOnly(op.getType()))
+    return storageOnlyError(op, op.getType());
   if (cast<TileType>(op.getType()).getElementType().isInteger(1))
     return op.emitOpError("needs a numeric tile, got ") << op.getType();
   return success();
@@ -356,6 +371,8 @@ LogicalResult NotOp::verify() { return verifyBool(*this); }
 LogicalResult CmpOp::verify() {
   if (getLhs().getType() != getRhs().getType())
     return emitOpError("compares tiles of different types");
+  if (isStorageOnly(getLhs().getType()))
+    return storageOnlyError(*this, getLhs().getType());
   if (getResult().getType() !=
       getLhs().getType().withElementType(IntegerType::get(getContext(), 1)))
     return emitOpError("result must be an i1 tile of the operands' shape");
@@ -376,6 +393,9 @@ LogicalResult CastOp::verify() {
     return emitOpError("cannot change the shape");
   if (getResult().getType().getElementType().isInteger(1))
     return emitOpError("cannot cast to i1; compare instead");
+  if ((isStorageOnly(getInput().getType()) && !isFloatTile(getResult().getType())) ||
+      (isStorageOnly(getResult().getType()) && !isFloatTile(getInput().getType())))
+    return emitOpError("casts f8e4m3 only from and to floats");
   return success();
 }
 
@@ -457,6 +477,8 @@ LogicalResult ReduceOp::verify() {
     return emitOpError("result must be the input without dim ") << axis;
   if (in.getElementType().isInteger(1))
     return emitOpError("cannot reduce i1 tiles");
+  if (isStorageOnly(in))
+    return storageOnlyError(*this, in);
   return success();
 }
 
@@ -472,6 +494,8 @@ LogicalResult DotOp::verify() {
     return emitOpError("operands must be 2-D tiles");
   if (!isFloatTile(a) || !isFloatTile(b))
     return emitOpError("operands must be float tiles");
+  if (isStorageOnly(a) || isStorageOnly(b))
+    return storageOnlyError(*this, isStorageOnly(a) ? a : b);
   if (a.getShape()[1] != b.getShape()[0])
     return emitOpError("contracting dims differ: ") << a.getShape()[1] << " vs " << b.getShape()[0];
   // Products sum in f32, or in f64 when both operands are f64 (the float64 reference).

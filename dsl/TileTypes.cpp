@@ -19,8 +19,8 @@ void TileDialect::registerTypes() {
 }
 
 static bool isTileElementType(Type t) {
-  return t.isF32() || t.isBF16() || t.isF16() || t.isF64() || t.isInteger(1) || t.isInteger(8) ||
-         t.isInteger(32) || t.isInteger(64);
+  return t.isF32() || t.isBF16() || t.isF16() || isa<Float8E4M3FNType>(t) || t.isF64() ||
+         t.isInteger(1) || t.isInteger(8) || t.isInteger(32) || t.isInteger(64);
 }
 
 //===----------------------------------------------------------------------===//

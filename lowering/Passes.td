@@ -108,6 +108,37 @@ def TileNarrowIndexDivision : Pass<"tile-narrow-index-division", "::mlir::Module
   }];
 }
 
+def ExpandF8E4M3 : Pass<"expand-f8e4m3"> {
+  let summary = "Lower f8e4m3 conversions to integer arithmetic";
+  let description = [{
+    LLVM has no 8-bit float: MLIR's LLVM lowering keeps `f8E4M3FN` as
+    `i8` and cannot lower an `arith.extf` or `arith.truncf` on it. This
+    pass rewrites each into integer and f32 arithmetic on the bits (scalars
+    and vectors alike). Widening is exact (subnormals as m * 2^-9, the NaN
+    code as a quiet NaN); narrowing rounds as PTX's `cvt.rn.satfinite`
+    does: to nearest even, magnitudes past 448 to +-448, NaN to NaN. A
+    source wider than f32 rounds to f32 first, as the GPU's cvt takes f32.
+    The CPU pipeline runs it on every conversion; on the GPU,
+    `convert-tile-to-nvvm` pairs a tile's conversions into the hardware's
+    `cvt` first and this pass takes what is left.
+
+    Before:
+    ```mlir
+    %w = arith.extf %x : f8E4M3FN to f32
+    ```
+    After (abridged):
+    ```mlir
+    %b = arith.bitcast %x : f8E4M3FN to i8
+    %0 = arith.extui %b : i8 to i32
+    %mag = arith.andi %0, %c127 : i32
+    %1 = arith.shli %mag, %c20 : i32
+    %normal = arith.addi %1, %c1006632960 : i32     // exponent bias 7 -> 127
+    ...                                              // subnormal, NaN, sign
+    %w = arith.bitcast %r : i32 to f32
+    ```
+  }];
+}
+
 def ConvertTileToSCF : Pass<"convert-tile-to-scf", "::mlir::ModuleOp"> {
   let summary = "Lower tile kernels to scf loops over memref buffers (the CPU path)";
   let description = [{

@@ -16,6 +16,7 @@ void kiln::buildCpuToLLVMPipeline(mlir::OpPassManager &pm) {
   arith::ArithExpandOpsPassOptions expand;
   expand.includeBf16 = true; // bf16 <-> f32 as integer ops: no soft-float calls in the JIT
   pm.addPass(arith::createArithExpandOpsPass(expand));
+  pm.addPass(createExpandF8E4M3());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
@@ -34,6 +35,7 @@ void kiln::buildGpuKernelPipeline(mlir::OpPassManager &pm) {
   pm.addPass(createTileInvariantDivisors());
   pm.addPass(createTileAssignLayouts());
   pm.addPass(createConvertTileToNVVM());
+  pm.addPass(createExpandF8E4M3());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }

@@ -1,6 +1,7 @@
 //===- Harness.cpp - registry and comparisons -----------------------------===//
 #include "ops/Harness.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -203,6 +204,32 @@ uint16_t kiln::toF16(float x) {
   uint16_t u;
   std::memcpy(&u, &h, 2);
   return u;
+}
+
+uint8_t kiln::toF8e4m3(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  uint8_t sign = (u >> 24) & 0x80;
+  uint32_t a = u & 0x7fffffff;
+  if (a > 0x7f800000)
+    return sign | 0x7f; // NaN
+  if (a < 0x3c800000) { // below 2^-6: a subnormal code, |x| 2^9 rounded
+    float f;
+    std::memcpy(&f, &a, 4);
+    return sign | (uint8_t)std::nearbyint(f * 0x1p9f); // the default rounding: to even
+  }
+  uint32_t code = ((a + 0x7ffff + ((a >> 20) & 1)) >> 20) - (120 << 3);
+  return sign | (uint8_t)std::min<uint32_t>(code, 0x7e);
+}
+
+float kiln::fromF8e4m3(uint8_t x) {
+  float sign = x & 0x80 ? -1.0f : 1.0f;
+  int e = (x >> 3) & 15, m = x & 7;
+  if (e == 15 && m == 7)
+    return std::nanf("");
+  if (e == 0)
+    return sign * std::ldexp((float)m, -9);
+  return sign * std::ldexp(1.0f + m / 8.0f, e - 7);
 }
 
 float kiln::fromF16(uint16_t x) {

@@ -94,6 +94,10 @@ float fromBf16(uint16_t x);
 /// f16 as its 16 bits: round to nearest even, and back.
 uint16_t toF16(float x);
 float fromF16(uint16_t x);
+/// f8e4m3 (e4m3fn) as its byte: round to nearest even, magnitudes past 448
+/// to +-448, NaN to NaN (PTX's cvt.rn.satfinite), and back (exact).
+uint8_t toF8e4m3(float x);
+float fromF8e4m3(uint8_t x);
 
 } // namespace kiln
 

@@ -12,6 +12,8 @@ static DType dtypeOf(Type t) {
     return DType::BF16;
   if (t.isF16())
     return DType::F16;
+  if (isa<Float8E4M3FNType>(t))
+    return DType::F8E4M3;
   if (t.isF64())
     return DType::F64;
   if (t.isInteger(8))

@@ -113,6 +113,8 @@ bool kiln::emitCudaSource(ModuleOp module, const CudaSourceInfo &info, llvm::raw
   for (const std::string &line : info.banner)
     os << "// " << line << "\n";
   os << "#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n";
+  if (kernels.find("__nv_fp8_e4m3") != std::string::npos) // an f8e4m3 tensor's type
+    os << "#include <cuda_fp8.h>\n";
   if (helpers.tensorMaps)
     os << "#include <cuda.h> // CUtensorMap\n";
   os << "#include <stdint.h>\n\n" << kCommon;

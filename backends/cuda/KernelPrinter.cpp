@@ -55,6 +55,8 @@ std::string KernelPrinter::typeOf(Type t) {
     return "__half";
   if (t.isBF16())
     return "__nv_bfloat16";
+  if (isa<Float8E4M3FNType>(t)) // its bits: only loaded, stored, bitcast and converted
+    return "uint8_t";
   if (auto v = dyn_cast<VectorType>(t)) {
     std::string e = typeOf(v.getElementType());
     if (e.empty() || v.getRank() != 1 || e == "bool")

@@ -315,9 +315,12 @@ void HeaderPrinter::print(const std::string &cudaFile, const std::vector<std::st
   std::vector<OpPlan::Launch> steps = launches();
   bool overlaps = llvm::any_of(steps, [](const OpPlan::Launch &l) { return l.overlap; });
   bool persistent = false, divisors = false;
+  bool fp8 = false; // an f8e4m3 tensor: its type comes from cuda_fp8.h
   for (size_t i = 0; i < steps.size(); ++i) {
     persistent |= kernelOf(i).persistent != 0;
     divisors |= !kernelOf(i).divisors.empty();
+    for (const ParamInfo &p : kernelOf(i).signature.params)
+      fp8 |= p.dtype == DType::F8E4M3;
   }
   for (const std::string &line : banner)
     os << "// " << line << "\n";
@@ -325,7 +328,8 @@ void HeaderPrinter::print(const std::string &cudaFile, const std::vector<std::st
      << " defines:\n// compile both with nvcc -arch=" << m.target
      << " and link with -lcuda. It allocates nothing.\n"
         "#pragma once\n#include <cuda.h>\n#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n"
-        "#include <cuda_runtime.h>\n#include <stddef.h>\n#include <stdint.h>\n\n";
+     << (fp8 ? "#include <cuda_fp8.h>\n" : "")
+     << "#include <cuda_runtime.h>\n#include <stddef.h>\n#include <stdint.h>\n\n";
   // The kernels, as the .cu defines them.
   std::set<std::string> declared;
   for (size_t i = 0; i < steps.size(); ++i) {

@@ -210,6 +210,42 @@ bool KernelPrinter::printNvvm(Operation *op) {
           return simple("kiln_fence_proxy_async_shared_cta", "fence.proxy.async.shared::cta;");
         return fail(op, "this proxy fence");
       })
+      // The cvt the PTX build has (nvcc's __nv_cvt_* may take other paths).
+      .Case([&](NVVM::ConvertF32x2ToF8x2Op c) {
+        // Its 16-bit form: the bytes as one word, not a two-byte struct
+        // (which nvcc takes apart and reassembles byte by byte).
+        if (!isa<Float8E4M3FNType>(c.getDstTy()) || c.getRnd() != NVVM::FPRoundingMode::RN ||
+            c.getSat() != NVVM::SaturationMode::SATFINITE || c.getRelu() ||
+            !c.getDst().getType().isInteger(16))
+          return fail(op, "an f8 conversion other than e4m3 rn.satfinite to an i16");
+        helpers.use("kiln_cvt_e4m3x2_f32",
+                    "__device__ __forceinline__ int16_t kiln_cvt_e4m3x2_f32(float hi, float lo) "
+                    "{\n  int16_t r;\n  asm(\"cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\" : "
+                    "\"=h\"(r) : \"f\"(hi), \"f\"(lo));\n  return r;\n}");
+        return call("kiln_cvt_e4m3x2_f32", {use(c.getA()), use(c.getB())});
+      })
+      .Case([&](NVVM::ConvertF8x2ToF16x2Op c) {
+        if (!isa<Float8E4M3FNType>(c.getSrcType()) || c.getRelu())
+          return fail(op, "an f8 conversion other than e4m3 to f16");
+        // A pair that is a 16-bit word bitcast (bytes 2k, 2k + 1 of a load)
+        // goes in as that word.
+        if (auto word = c.getSrc().getDefiningOp<LLVM::BitcastOp>();
+            word && word.getArg().getType().isInteger(16)) {
+          helpers.use("kiln_cvt_f16x2_e4m3x2_word",
+                      "__device__ __forceinline__ kiln_vec<__half, 2> "
+                      "kiln_cvt_f16x2_e4m3x2_word(int16_t x) {\n  uint32_t r;\n  "
+                      "asm(\"cvt.rn.f16x2.e4m3x2 %0, %1;\" : \"=r\"(r) : \"h\"(x));\n  return "
+                      "kiln_bitcast<kiln_vec<__half, 2>>(r);\n}");
+          return call("kiln_cvt_f16x2_e4m3x2_word", {use(word.getArg())});
+        }
+        helpers.use("kiln_cvt_f16x2_e4m3x2",
+                    "__device__ __forceinline__ kiln_vec<__half, 2> "
+                    "kiln_cvt_f16x2_e4m3x2(kiln_vec<int8_t, 2> x) {\n  uint32_t r;\n  "
+                    "asm(\"cvt.rn.f16x2.e4m3x2 %0, %1;\" : \"=r\"(r) : "
+                    "\"h\"(kiln_bitcast<uint16_t>(x)));\n  return kiln_bitcast<kiln_vec<__half, "
+                    "2>>(r);\n}");
+        return call("kiln_cvt_f16x2_e4m3x2", {use(c.getSrc())});
+      })
       .Case([&](NVVM::SetMaxRegisterOp s) {
         bool inc = s.getAction() == NVVM::SetMaxRegisterAction::increase;
         std::string n = std::to_string(s.getRegCount());

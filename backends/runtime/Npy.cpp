@@ -137,6 +137,8 @@ const char *kiln::npyDescr(DType t) {
     return "<i4";
   case DType::I64:
     return "<i8";
+  case DType::F8E4M3:
+    return "|u1"; // its bits, as numpy has no 8-bit float
   }
   return "";
 }
@@ -146,6 +148,8 @@ bool kiln::npyHolds(const std::string &descr, DType t) {
   std::string d = descr.size() == 3 && descr.compare(1, 2, "i1") == 0 ? "|i1" : descr;
   if (t == DType::BF16)
     return d == "<u2" || d == "<V2" || d == "|V2";
+  if (t == DType::F8E4M3) // ml_dtypes.float8_e4m3fn saves as a void byte
+    return d == "|u1" || d == "<u1" || d == "|V1" || d == "<V1";
   return d == npyDescr(t);
 }
 

@@ -5,8 +5,8 @@ using namespace kiln;
 using json::Value;
 
 static bool dtypeFromName(const std::string &n, DType &out) {
-  for (DType t :
-       {DType::F32, DType::BF16, DType::F16, DType::F64, DType::I8, DType::I32, DType::I64})
+  for (DType t : {DType::F32, DType::BF16, DType::F16, DType::F64, DType::I8, DType::I32,
+                  DType::I64, DType::F8E4M3})
     if (n == dtypeName(t)) {
       out = t;
       return true;

@@ -15,6 +15,7 @@ size_t kiln::dtypeBytes(DType t) {
   case DType::F16:
     return 2;
   case DType::I8:
+  case DType::F8E4M3:
     return 1;
   }
   return 0;
@@ -25,6 +26,7 @@ size_t kiln::dtypeBytes(DType t) {
 int kiln::tensorMapDataType(DType t) {
   switch (t) {
   case DType::I8:
+  case DType::F8E4M3:
     return 0; // UINT8
   case DType::I32:
     return 3; // INT32
@@ -58,6 +60,8 @@ const char *kiln::cudaTypeName(DType t) {
     return "int32_t";
   case DType::I64:
     return "int64_t";
+  case DType::F8E4M3:
+    return "__nv_fp8_e4m3";
   }
   return "?";
 }
@@ -78,6 +82,8 @@ const char *kiln::dtypeName(DType t) {
     return "i32";
   case DType::I64:
     return "i64";
+  case DType::F8E4M3:
+    return "f8e4m3";
   }
   return "?";
 }

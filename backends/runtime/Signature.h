@@ -14,7 +14,8 @@
 namespace kiln {
 
 /// Element types of kernel parameters as the host sees them.
-enum class DType { F32, BF16, F16, F64, I8, I32, I64 };
+/// F8E4M3: e4m3 "fn" (no infinities; S.1111.111 is NaN), a storage type.
+enum class DType { F32, BF16, F16, F64, I8, I32, I64, F8E4M3 };
 size_t dtypeBytes(DType t);
 const char *dtypeName(DType t);
 /// The CUDA C++ type of an element: float, __nv_bfloat16, int32_t, ...

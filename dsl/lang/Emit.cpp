@@ -22,6 +22,9 @@ using namespace kiln;
 using namespace kiln::lang;
 namespace tl = kiln::tile;
 
+/// Every element type a tensor, tile or cast may name, for messages.
+static constexpr const char *kElementTypeList = "f32, bf16, f16, f8e4m3, f64, i8, i32, i64";
+
 namespace {
 
 /// A value during emission.
@@ -192,7 +195,8 @@ private:
     auto named = typeNames.find(name); // a dtype const or param
     if (named != typeNames.end())
       return dtype(named->second);
-    if (options.promoteFloats && (name == "f32" || name == "bf16" || name == "f16"))
+    if (options.promoteFloats &&
+        (name == "f32" || name == "bf16" || name == "f16" || name == "f8e4m3"))
       return b.getF64Type();
     if (name == "f32")
       return b.getF32Type();
@@ -200,6 +204,8 @@ private:
       return b.getBF16Type();
     if (name == "f16")
       return b.getF16Type();
+    if (name == "f8e4m3") // a storage type: loaded, stored and cast, no arithmetic
+      return b.getType<Float8E4M3FNType>();
     if (name == "f64")
       return b.getF64Type();
     if (name == "i32")
@@ -529,8 +535,8 @@ SVal Emitter::eval(const Expr &e) {
       return {};
     Type to = dtype(e.name);
     if (!to)
-      return error(e.pos, "unknown element type '" + e.name +
-                              "' (f32, bf16, f16, f64, i8, i32, i64, bool)");
+      return error(e.pos, "unknown element type '" + e.name + "' (" +
+                              std::string(kElementTypeList) + ", bool)");
     if (to.isInteger(1))
       return error(e.pos, "cannot cast to bool; compare instead");
     if (a.kind == SVal::Tile) {
@@ -964,7 +970,8 @@ SVal Emitter::builtin(const Expr &e, bool &handled) {
   };
   auto dtypeArg = [&](const Expr *x) -> Type {
     if (x->kind != Expr::Name || !dtype(x->name))
-      return error(x->pos, "expected an element type (f32, bf16, f16, f64, i8, i32, i64, bool)"),
+      return error(x->pos,
+                   "expected an element type (" + std::string(kElementTypeList) + ", bool)"),
              Type();
     return dtype(x->name);
   };
@@ -1564,13 +1571,13 @@ bool Emitter::emitIf(const Stmt &s) {
 
 /// What a dtype const or param may name: a tensor's element type.
 static bool isElementTypeName(llvm::StringRef name) {
-  static const char *kNames[] = {"f32", "bf16", "f16", "f64", "i8", "i32", "i64"};
+  static const char *kNames[] = {"f32", "bf16", "f16", "f8e4m3", "f64", "i8", "i32", "i64"};
   return llvm::is_contained(kNames, name);
 }
 
 /// The message for a dtype const or param given something else.
 static std::string notAnElementType(const std::string &name) {
-  return "'" + name + "' is an element type; give one of f32, bf16, f16, f64, i8, i32, i64";
+  return "'" + name + "' is an element type; give one of " + kElementTypeList;
 }
 
 /// The element type an outside value names (`-D STATE=bf16`, a schedule's

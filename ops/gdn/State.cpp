@@ -16,8 +16,10 @@ bool StateTensor::forConfig(const RunConfig &cfg, StateTensor &out, std::string 
     out.type = DType::BF16;
   else if (name == "f16")
     out.type = DType::F16;
+  else if (name == "f8e4m3")
+    out.type = DType::F8E4M3;
   else {
-    error = "the GDN state is f32, bf16 or f16, not " + name;
+    error = "the GDN state is f32, bf16, f16 or f8e4m3, not " + name;
     return false;
   }
   return true;
@@ -46,6 +48,8 @@ double StateTensor::get(int64_t i) const {
   case DType::F16:
     std::memcpy(&h, p, 2);
     return fromF16(h);
+  case DType::F8E4M3:
+    return fromF8e4m3(*p);
   default:
     std::memcpy(&f, p, 4);
     return f;
@@ -65,6 +69,9 @@ void StateTensor::set(int64_t i, double x) {
     h = toF16(f);
     std::memcpy(p, &h, 2);
     break;
+  case DType::F8E4M3:
+    *p = toF8e4m3(f);
+    break;
   default:
     std::memcpy(p, &f, 4);
   }
@@ -77,6 +84,8 @@ double StateTensor::round(double x) const {
     return fromBf16(toBf16(f));
   case DType::F16:
     return fromF16(toF16(f));
+  case DType::F8E4M3:
+    return fromF8e4m3(toF8e4m3(f));
   default:
     return f;
   }
@@ -106,8 +115,10 @@ CheckResult StateTensor::untouchedRows(const std::string &what, const StateTenso
 
 double StateTensor::tolerance(double f32Tolerance) const {
   // One unit roundoff of the stored type: 2^-8 for bf16's 8-bit
-  // significand, 2^-11 for f16's 11 bits.
+  // significand, 2^-11 for f16's 11 bits, 2^-4 for f8e4m3's 4.
   switch (type) {
+  case DType::F8E4M3:
+    return f32Tolerance + 0x1p-4;
   case DType::BF16:
     return f32Tolerance + 0x1p-8;
   case DType::F16:

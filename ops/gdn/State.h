@@ -1,6 +1,6 @@
 //===- State.h - a GDN state tensor in its stored element type --*- C++ -*-===//
 //
-// The recurrent state may be stored in f32, bf16 or f16 (the op's STATE
+// The recurrent state may be stored in f32, bf16, f16 or f8e4m3 (the op's STATE
 // dtype param). It is read, widened to f32, updated and rounded once when
 // stored, so the golden applies the same single rounding to the state it
 // expects, and the tolerance adds one unit of that rounding to f32's.

@@ -20,8 +20,8 @@ from .manifest import DTYPE_BYTES
 
 SCALAR_CTYPES = {"f32": ctypes.c_float, "f64": ctypes.c_double,
                  "i32": ctypes.c_int32, "i64": ctypes.c_int64}
-# CUtensorMapDataType by dtype; a copy moves bits, so i8 travels as UINT8.
-TMA_DTYPES = {"i8": 0, "i32": 3, "i64": 5, "f16": 6, "f32": 7, "f64": 8, "bf16": 9}
+# CUtensorMapDataType by dtype; a copy moves bits, so i8 and f8e4m3 travel as UINT8.
+TMA_DTYPES = {"i8": 0, "f8e4m3": 0, "i32": 3, "i64": 5, "f16": 6, "f32": 7, "f64": 8, "bf16": 9}
 TMA_SWIZZLES = {0: 0, 32: 1, 64: 2, 128: 3}  # CU_TENSOR_MAP_SWIZZLE_NONE, _32B, _64B, _128B
 
 

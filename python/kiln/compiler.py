@@ -17,7 +17,7 @@ from .errors import CompileError, KilnError
 from .kernel import load
 
 
-ELEMENT_TYPES = ("f32", "bf16", "f16", "f64", "i8", "i32", "i64")
+ELEMENT_TYPES = ("f32", "bf16", "f16", "f8e4m3", "f64", "i8", "i32", "i64")
 
 
 def check_consts(consts):

@@ -21,7 +21,8 @@ from .args import ParamBlock, TensorMap, scalar_holder
 from .manifest import DTYPE_BYTES
 
 TORCH_DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16,
-                "f64": torch.float64, "i8": torch.int8, "i32": torch.int32, "i64": torch.int64}
+                "f64": torch.float64, "i8": torch.int8, "i32": torch.int32, "i64": torch.int64,
+                "f8e4m3": torch.float8_e4m3fn}
 
 # The current stream as an int, without making a torch Stream object (what
 # Triton's launcher calls).

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from .errors import KilnError
 
-DTYPE_BYTES = {"f32": 4, "bf16": 2, "f16": 2, "f64": 8, "i8": 1, "i32": 4, "i64": 8}
+DTYPE_BYTES = {"f32": 4, "bf16": 2, "f16": 2, "f8e4m3": 1, "f64": 8, "i8": 1, "i32": 4, "i64": 8}
 # The scalar types a kernel parameter may have (docs/language.md).
 SCALAR_DTYPES = ("f32", "f64", "i32", "i64")
 

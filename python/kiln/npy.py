@@ -5,16 +5,17 @@ patterns (kiln has no uint16 dtype, so a uint16 file is always bf16). Going
 out, an ml_dtypes.bfloat16 array is written as its bits; coming back, uint16
 arrays become ml_dtypes.bfloat16 where ml_dtypes is installed and stay
 uint16 bit patterns where it is not (`bits.astype(np.uint32) << 16`, viewed
-as float32, gives their values).
+as float32, gives their values). f8e4m3 likewise: its uint8 bits on disk (kiln
+has no uint8 dtype), ml_dtypes.float8_e4m3fn in Python where installed.
 """
 from pathlib import Path
 
 import numpy as np
 
 try:
-    from ml_dtypes import bfloat16
+    from ml_dtypes import bfloat16, float8_e4m3fn
 except ImportError:
-    bfloat16 = None
+    bfloat16 = float8_e4m3fn = None
 
 
 def to_file_array(value):
@@ -23,13 +24,19 @@ def to_file_array(value):
     a = np.asarray(value)
     if bfloat16 is not None and a.dtype == bfloat16:
         a = a.view(np.uint16)
+    if float8_e4m3fn is not None and a.dtype == float8_e4m3fn:
+        a = a.view(np.uint8)
     return a if a.flags.c_contiguous else a.copy(order="C")
 
 
 def from_file_array(a):
-    """An array read from a file kiln wrote, bf16 bits as bfloat16 where
-    ml_dtypes is installed."""
-    return a.view(bfloat16) if bfloat16 is not None and a.dtype == np.uint16 else a
+    """An array read from a file kiln wrote, bf16 bits as bfloat16 and f8e4m3
+    bits as float8_e4m3fn where ml_dtypes is installed."""
+    if bfloat16 is not None and a.dtype == np.uint16:
+        return a.view(bfloat16)
+    if float8_e4m3fn is not None and a.dtype == np.uint8:
+        return a.view(float8_e4m3fn)
+    return a
 
 
 def write(directory, arrays):

@@ -44,3 +44,15 @@ def test_bf16_with_ml_dtypes(tmp_path):
     assert np.load(tmp_path / "q.npy").dtype == np.uint16
     back = npy.read(tmp_path)["q"]
     assert back.dtype == ml_dtypes.bfloat16 and np.array_equal(back, x)
+
+
+def test_f8e4m3_bits(tmp_path):
+    # Without ml_dtypes an f8e4m3 tensor is its uint8 bits both ways.
+    bits = np.array([0x38, 0xB0, 0x7E], dtype=np.uint8)  # 1.0, -0.5, 448
+    npy.write(tmp_path, {"s": bits})
+    assert np.load(tmp_path / "s.npy").dtype == np.uint8
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    back = npy.read(tmp_path)["s"]
+    assert back.dtype == ml_dtypes.float8_e4m3fn
+    assert list(back.astype(np.float32)) == [1.0, -0.5, 448.0]
+    assert npy.to_file_array(back).dtype == np.uint8

@@ -88,6 +88,20 @@ def test_decode_on_the_cpu_backend():
 
 
 @needs_kiln
+def test_decode_with_an_f8e4m3_state():
+    # The state as its e4m3 bits (uint8 in .npy files: numpy has no 8-bit
+    # float); 0x38 is 1.0, 0xb0 is -0.5.
+    state = np.tile(np.array([0x38, 0xB0], dtype=np.uint8), 3 * 4 * 32 * 32).reshape(3, 4, 32, 64)
+    run = kiln.run_cpu(DECODE, DECODE_CPU.with_name("decode_cpu_f8.yaml"), seed=5,
+                       kiln_bin=real_kiln(), **SMALL, inputs={"state": state})
+    assert run.ok and all(c.ok and not c.nan for c in run.checks)
+    assert np.array_equal(run.before["state"].view(np.uint8), state)
+    out = run.outputs["state"]
+    assert out.shape == state.shape and out.dtype.itemsize == 1
+    assert not np.array_equal(out.view(np.uint8), state)  # updated, in place
+
+
+@needs_kiln
 def test_decode_bad_input_names_the_parameter():
     with pytest.raises(kiln.KilnError, match="A_log"):
         kiln.run_cpu(DECODE, DECODE_CPU, inputs={"A_log": np.zeros(5, np.float32)},

@@ -16,8 +16,10 @@ static std::vector<std::string> mtpSchedules() { return gdnSchedules("mtp_"); }
 
 static void checkDecode(const std::string &schedule, int64_t B, int64_t H, int64_t HV, int64_t K,
                         int64_t V, bool l2, bool saturate, double skip, uint64_t seed,
-                        int64_t T = 0) {
+                        int64_t T = 0, const std::string &state = "") {
   std::map<std::string, lang::ExternalValue> consts = gdnConsts(K, V, l2);
+  if (!state.empty()) // a STATE dtype the schedule leaves open
+    consts["STATE"] = {0, state, "test -D STATE=" + state};
   RunConfig cfg;
   cfg.dims = {{"B", B}, {"H", H}, {"HV", HV}};
   if (T) // multi-token decode (decode_mtp.tile)
@@ -64,6 +66,17 @@ TEST_CASE("multi-token decode matches the golden reference for every schedule", 
           for (bool l2 : {true, false})
             checkDecode(schedule, B, H, HV, K, V, l2, false, B > 1 ? 0.3 : 0.0, seed++, T);
     checkDecode(schedule, 4, 4, 8, 128, 128, true, true, 0.3, 99, 8); // saturated gates
+  }
+}
+
+TEST_CASE("multi-token decode keeps an f8e4m3 state", "[decode]") {
+  // The bundled f8e4m3 schedules are decode's (above); multi-token decode
+  // takes the state type from -D STATE. Its intermediate states too.
+  uint64_t seed = 500;
+  for (const char *name : {"mtp_cpu.yaml", "mtp_sm_90a.yaml", "mtp_states_sm_90a.yaml"}) {
+    std::string schedule = std::string(KILN_SOURCE_DIR) + "/ops/gdn/schedules/" + name;
+    checkDecode(schedule, 5, 4, 8, 128, 128, true, false, 0.3, seed++, 4, "f8e4m3");
+    checkDecode(schedule, 1, 2, 2, 64, 32, false, true, 0.0, seed++, 3, "f8e4m3");
   }
 }
 

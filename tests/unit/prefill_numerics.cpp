@@ -25,10 +25,13 @@ struct PrefillCase {
   std::vector<int64_t> lens;
   int64_t H = 4, HV = 8, K = 128, V = 128;
   bool initialState = true, l2 = true, saturate = false, slow = false;
+  std::string state; // a STATE dtype the schedule leaves open (-D STATE=...)
 };
 
 static void checkPrefill(const std::string &schedule, const PrefillCase &c, uint64_t seed) {
   std::map<std::string, lang::ExternalValue> consts = gdnConsts(c.K, c.V, c.l2);
+  if (!c.state.empty())
+    consts["STATE"] = {0, c.state, "test -D STATE=" + c.state};
   RunConfig cfg;
   cfg.dims = {{"H", c.H}, {"HV", c.HV}};
   cfg.seqLens = c.lens;
@@ -42,6 +45,7 @@ static void checkPrefill(const std::string &schedule, const PrefillCase &c, uint
   bool ran = runOnCpu(std::string(KILN_SOURCE_DIR) + "/ops/gdn/prefill.tile", schedule, consts, cfg,
                       checks, os);
   INFO(schedule << " " << describeShape(cfg) << " K=" << c.K << " V=" << c.V << " l2=" << c.l2
+                << " state=" << (c.state.empty() ? "default" : c.state)
                 << " saturate=" << c.saturate << " slow=" << c.slow << "\n"
                 << errors);
   REQUIRE(ran);
@@ -88,6 +92,25 @@ TEST_CASE("prefill matches the recurrence on packed varlen batches", "[prefill]"
       checkPrefill(schedule, small, seed++);
     PrefillCase saturated{{70, 3}, 2, 2};
     saturated.saturate = true;
+    checkPrefill(schedule, saturated, seed++);
+  }
+}
+
+TEST_CASE("prefill reads and writes an f8e4m3 state", "[prefill]") {
+  // The initial state in f8e4m3 (read exactly), the final state rounded
+  // once: the split ops, the cut one (whose segment states stay f32/bf16
+  // inside) and the checkpoints.
+  uint64_t seed = 700;
+  for (const char *name : {"prefill_cpu.yaml", "prefill_split_cpu.yaml",
+                           "prefill_split_fold_cpu.yaml", "prefill_split_cp_cpu.yaml",
+                           "prefill_checkpoints_cpu.yaml", "prefill_split_sm_90a_cp.yaml"}) {
+    std::string schedule = std::string(KILN_SOURCE_DIR) + "/ops/gdn/schedules/" + name;
+    PrefillCase c{{1, 64, 200, 7}};
+    c.state = "f8e4m3";
+    checkPrefill(schedule, c, seed++);
+    PrefillCase saturated{{70, 3}, 2, 2};
+    saturated.saturate = true;
+    saturated.state = "f8e4m3";
     checkPrefill(schedule, saturated, seed++);
   }
 }

@@ -18,7 +18,8 @@ using namespace kiln;
 namespace fs = std::filesystem;
 
 static bool isFloat(DType t) {
-  return t == DType::F32 || t == DType::F64 || t == DType::BF16 || t == DType::F16;
+  return t == DType::F32 || t == DType::F64 || t == DType::BF16 || t == DType::F16 ||
+         t == DType::F8E4M3;
 }
 
 int64_t HostArg::numel() const {
@@ -45,6 +46,8 @@ static double elementAt(const uint8_t *bytes, DType t, int64_t i) {
     return reinterpret_cast<const int32_t *>(bytes)[i];
   case DType::I64:
     return (double)reinterpret_cast<const int64_t *>(bytes)[i];
+  case DType::F8E4M3:
+    return fromF8e4m3(bytes[i]);
   }
   return 0;
 }
@@ -72,6 +75,9 @@ static void setElement(uint8_t *bytes, DType t, int64_t i, double v) {
     break;
   case DType::I64:
     reinterpret_cast<int64_t *>(bytes)[i] = (int64_t)v;
+    break;
+  case DType::F8E4M3:
+    bytes[i] = toF8e4m3((float)v);
     break;
   }
 }
@@ -218,7 +224,10 @@ bool readInput(const std::string &file, const ParamInfo &p, Dims &dims, HostArg 
   }
   if (!npyHolds(npy.descr, p.dtype)) {
     error = file + ": parameter '" + p.name + "' is " + dtypeName(p.dtype) + " (npy '" +
-            npyDescr(p.dtype) + "'" + (p.dtype == DType::BF16 ? " or ml_dtypes.bfloat16" : "") +
+            npyDescr(p.dtype) + "'" +
+            (p.dtype == DType::BF16     ? " or ml_dtypes.bfloat16"
+             : p.dtype == DType::F8E4M3 ? " (its bits) or ml_dtypes.float8_e4m3fn"
+                                        : "") +
             "), the file holds '" + npy.descr + "'";
     return false;
   }
@@ -471,6 +480,9 @@ double kiln::defaultTolerance(DType t, bool roundedOperands) {
   case DType::BF16:
     tol = 3e-2;
     break;
+  case DType::F8E4M3: // 3 mantissa bits: one rounding is up to 2^-4
+    tol = 1e-1;
+    break;
   default:
     return 0;
   }
@@ -591,8 +603,9 @@ static bool checkExpected(const std::string &dir, const std::vector<HostArg> &go
     for (DType c : {DType::F32, DType::F64, DType::F16, DType::I8, DType::I32, DType::I64})
       if (npyHolds(npy.descr, c))
         t = c, known = true;
-    if (p.dtype == DType::BF16 && npyHolds(npy.descr, DType::BF16))
-      t = DType::BF16, known = true;
+    for (DType c : {DType::BF16, DType::F8E4M3}) // their bits: only where the output is one
+      if (p.dtype == c && npyHolds(npy.descr, c))
+        t = c, known = true;
     if (!known) {
       error = path + ": output '" + p.name + "' cannot be compared with dtype '" + npy.descr + "'";
       return false;

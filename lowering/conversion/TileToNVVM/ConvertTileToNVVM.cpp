@@ -123,19 +123,94 @@ Value GpuKernelLowering::stagingBase(int64_t extraBytes) {
   return smemAt(cIndex(productRole().stagingOffset + extraBytes));
 }
 
-/// Shared memory holds bools as bytes.
+/// Shared memory holds bools as bytes, and f8e4m3 as its bits (memoryType).
 static Type stagedType(OpBuilder &b, Type elem) {
-  return elem.isInteger(1) ? (Type)b.getI8Type() : elem;
+  return elem.isInteger(1) ? (Type)b.getI8Type() : memoryType(elem);
+}
+
+/// A register of `elem` as shared memory holds it (stagedType), and back.
+static Value toStaged(OpBuilder &b, Location l, Value v) {
+  Type elem = v.getType(), stored = stagedType(b, elem);
+  if (stored == elem)
+    return v;
+  return elem.isInteger(1) ? arith::ExtUIOp::create(b, l, stored, v).getResult()
+                           : arith::BitcastOp::create(b, l, stored, v).getResult();
+}
+/// The vector and constant position `v` was extracted from, looking through
+/// bitcasts of the element (f8e4m3 <-> i8); a null vector otherwise.
+static std::pair<Value, int64_t> extractedFrom(Value v) {
+  while (auto c = v.getDefiningOp<arith::BitcastOp>())
+    v = c.getIn();
+  auto e = v.getDefiningOp<LLVM::ExtractElementOp>();
+  APInt at;
+  if (!e || !matchPattern(e.getPosition(), m_ConstantInt(&at)))
+    return {};
+  return {e.getVector(), at.getSExtValue()};
+}
+
+/// The byte pair (vector<2xi8>) of elements lo and hi when they are bytes
+/// 2k and 2k + 1 of one vector of bytes: its k-th 16-bit word, so that
+/// neither emitter moves single bytes (nvcc turns byte inserts into PRMT
+/// chains; LLVM finds the word itself). Null otherwise.
+static Value bytePairWord(OpBuilder &b, Location l, Value lo, Value hi) {
+  auto [vl, pl] = extractedFrom(lo);
+  auto [vh, ph] = extractedFrom(hi);
+  auto bytes = vl ? dyn_cast<VectorType>(vl.getType()) : VectorType();
+  if (!bytes || vl != vh || pl % 2 || ph != pl + 1 || !bytes.getElementType().isInteger(8) ||
+      bytes.getNumElements() % 2)
+    return {};
+  auto words = VectorType::get({bytes.getNumElements() / 2}, b.getI16Type());
+  auto loaded = vl.getDefiningOp<LLVM::BitcastOp>(); // loaded as words (lowerAccessAs)
+  Value w = loaded && loaded.getArg().getType() == words
+                ? loaded.getArg()
+                : LLVM::BitcastOp::create(b, l, words, vl).getResult();
+  Value k = LLVM::ConstantOp::create(b, l, b.getI32Type(), pl / 2);
+  Value word = LLVM::ExtractElementOp::create(b, l, w, k);
+  return LLVM::BitcastOp::create(b, l, VectorType::get({2}, b.getI8Type()), word);
+}
+
+/// The `n` bytes of registers that are byte pairs (element 0 and 1 of one
+/// vector<2xi8>, through bitcasts) in order, as a vector of n / 2 16-bit
+/// words, the form a store takes them in (a byte vector reaches nvcc as a
+/// byte array, joined byte by byte); null when they are not.
+static Value bytesFromPairs(OpBuilder &b, Location l, ArrayRef<Value> bytes) {
+  int64_t n = bytes.size();
+  if (n % 2)
+    return {};
+  SmallVector<Value> pairs;
+  for (int64_t e = 0; e < n; e += 2) {
+    auto [vl, pl] = extractedFrom(bytes[e]);
+    auto [vh, ph] = extractedFrom(bytes[e + 1]);
+    if (!vl || vl != vh || pl != 0 || ph != 1 ||
+        vl.getType() != VectorType::get({2}, b.getI8Type()))
+      return {};
+    pairs.push_back(vl);
+  }
+  auto words = VectorType::get({n / 2}, b.getI16Type());
+  Value v = LLVM::PoisonOp::create(b, l, words);
+  for (auto [k, pair] : llvm::enumerate(pairs)) {
+    auto fromWord = pair.getDefiningOp<LLVM::BitcastOp>();
+    Value word = fromWord && fromWord.getArg().getType().isInteger(16)
+                     ? fromWord.getArg()
+                     : LLVM::BitcastOp::create(b, l, b.getI16Type(), pair).getResult();
+    Value at = LLVM::ConstantOp::create(b, l, b.getI32Type(), (int64_t)k);
+    v = LLVM::InsertElementOp::create(b, l, v, word, at);
+  }
+  return v;
+}
+
+static Value fromStaged(OpBuilder &b, Location l, Value v, Type elem) {
+  if (v.getType() == elem)
+    return v;
+  return elem.isInteger(1) ? arith::TruncIOp::create(b, l, elem, v).getResult()
+                           : arith::BitcastOp::create(b, l, elem, v).getResult();
 }
 
 void GpuKernelLowering::stageOut(Value tile, Value base) {
   auto type = cast<TileType>(tile.getType());
   Type elem = type.getElementType(), stored = stagedType(b, elem);
   stageOutWith(
-      tile,
-      [&](Value v) {
-        return stored == elem ? v : arith::ExtUIOp::create(b, loc(), stored, v).getResult();
-      },
+      tile, [&](Value v) { return toStaged(b, loc(), v); },
       [&](ArrayRef<Value> c) { return sharedElem(base, stored, rowMajor(c, type.getShape())); });
 }
 
@@ -163,7 +238,7 @@ Regs GpuKernelLowering::stageIn(const TileLayout &l, Type elem, Value base,
   for (int64_t r = 0; r < l.numRegs(); ++r) {
     Value v = LLVM::LoadOp::create(b, loc(), stored,
                                    sharedElem(base, stored, linear(regCoords(l, bases, r))));
-    out[r] = stored == elem ? v : arith::TruncIOp::create(b, loc(), elem, v).getResult();
+    out[r] = fromStaged(b, loc(), v, elem);
   }
   return out;
 }
@@ -280,8 +355,32 @@ LogicalResult GpuKernelLowering::lowerAccess(const ViewInfo &vi, ArrayRef<Value>
                                              ArrayRef<Value> floors, ArrayRef<Value> limits,
                                              ArrayRef<int64_t> keep, bool masked, Value tile,
                                              bool isLoad, double other) {
+  Type elem = cast<TileType>(tile.getType()).getElementType(), mem = memoryType(elem);
+  if (mem == elem)
+    return lowerAccessAs(elem, vi, starts, floors, limits, keep, masked, tile, isLoad, other);
+  // An f8e4m3 tile moves as bytes: its registers are bitcast on the way.
+  Regs values = regs[tile];
+  if (!isLoad)
+    for (Value &v : regs[tile])
+      v = arith::BitcastOp::create(b, loc(), mem, v);
+  bool lossless = false;
+  APFloat fill(other);
+  fill.convert(cast<FloatType>(elem).getFloatSemantics(), APFloat::rmNearestTiesToEven, &lossless);
+  LogicalResult done = lowerAccessAs(mem, vi, starts, floors, limits, keep, masked, tile, isLoad,
+                                     (double)(int8_t)fill.bitcastToAPInt().getZExtValue());
+  if (isLoad)
+    for (Value &v : regs[tile])
+      v = arith::BitcastOp::create(b, loc(), elem, v);
+  else
+    regs[tile] = values;
+  return done;
+}
+
+LogicalResult GpuKernelLowering::lowerAccessAs(Type elem, const ViewInfo &vi,
+                                               ArrayRef<Value> starts, ArrayRef<Value> floors,
+                                               ArrayRef<Value> limits, ArrayRef<int64_t> keep,
+                                               bool masked, Value tile, bool isLoad, double other) {
   auto tileType = cast<TileType>(tile.getType());
-  Type elem = tileType.getElementType();
   unsigned elemBytes = std::max(1u, elem.getIntOrFloatBitWidth() / 8);
   Type ptrType = vi.ptr.getType();
   auto gepFrom = [&](Value ptr, Value offset) -> Value {
@@ -395,25 +494,34 @@ LogicalResult GpuKernelLowering::lowerAccess(const ViewInfo &vi, ArrayRef<Value>
       if (vec > 1) {
         auto vecType = VectorType::get({vec}, elem);
         if (isLoad) {
+          // f8e4m3 bytes load as 16-bit words, the pairs their conversions
+          // take (bytePairWord): a vector of bytes would reach nvcc as a
+          // byte array, which it splits into bytes and joins again.
+          bool words = isa<Float8E4M3FNType>(tileType.getElementType()) && vec % 2 == 0;
+          Type wordType = words ? b.getI16Type() : elem;
+          auto loadType = words ? VectorType::get({vec / 2}, wordType) : vecType;
           Value v;
           if (inBounds) {
-            auto ifOp = scf::IfOp::create(b, loc(), TypeRange{vecType}, inBounds, true);
+            auto ifOp = scf::IfOp::create(b, loc(), TypeRange{loadType}, inBounds, true);
             OpBuilder tb = ifOp.getThenBodyBuilder();
             scf::YieldOp::create(
                 tb, loc(),
-                ValueRange{LLVM::LoadOp::create(tb, loc(), vecType, ptr, vec * elemBytes, false,
+                ValueRange{LLVM::LoadOp::create(tb, loc(), loadType, ptr, vec * elemBytes, false,
                                                 false, vi.readOnly)});
             OpBuilder eb = ifOp.getElseBodyBuilder();
+            int64_t bits = words ? ((int64_t)other & 0xff) * 0x101 : (int64_t)other;
             Attribute fill = isa<FloatType>(elem) ? (Attribute)eb.getFloatAttr(elem, other)
-                                                  : eb.getIntegerAttr(elem, (int64_t)other);
+                                                  : eb.getIntegerAttr(wordType, bits);
             scf::YieldOp::create(eb, loc(),
                                  ValueRange{LLVM::ConstantOp::create(
-                                     eb, loc(), vecType, DenseElementsAttr::get(vecType, fill))});
+                                     eb, loc(), loadType, DenseElementsAttr::get(loadType, fill))});
             v = ifOp.getResult(0);
           } else {
-            v = LLVM::LoadOp::create(b, loc(), vecType, ptr, vec * elemBytes, false, false,
+            v = LLVM::LoadOp::create(b, loc(), loadType, ptr, vec * elemBytes, false, false,
                                      vi.readOnly);
           }
+          if (words)
+            v = LLVM::BitcastOp::create(b, loc(), vecType, v);
           for (int64_t e = 0; e < vec; ++e) {
             Value idx = LLVM::ConstantOp::create(b, loc(), b.getI32Type(), e);
             result[r + e] = LLVM::ExtractElementOp::create(b, loc(), v, idx);
@@ -424,10 +532,15 @@ LogicalResult GpuKernelLowering::lowerAccess(const ViewInfo &vi, ArrayRef<Value>
             auto ifOp = scf::IfOp::create(b, loc(), TypeRange{}, inBounds, false);
             b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
           }
-          Value v = LLVM::PoisonOp::create(b, loc(), vecType);
-          for (int64_t e = 0; e < vec; ++e) {
-            Value idx = LLVM::ConstantOp::create(b, loc(), b.getI32Type(), e);
-            v = LLVM::InsertElementOp::create(b, loc(), v, values[r + e], idx);
+          Value v = elem.isInteger(8)
+                        ? bytesFromPairs(b, loc(), ArrayRef<Value>(values).slice(r, vec))
+                        : Value();
+          if (!v) {
+            v = LLVM::PoisonOp::create(b, loc(), vecType);
+            for (int64_t e = 0; e < vec; ++e) {
+              Value idx = LLVM::ConstantOp::create(b, loc(), b.getI32Type(), e);
+              v = LLVM::InsertElementOp::create(b, loc(), v, values[r + e], idx);
+            }
           }
           LLVM::StoreOp::create(b, loc(), v, ptr, vec * elemBytes);
         }
@@ -477,6 +590,53 @@ LogicalResult GpuKernelLowering::lowerAccess(const ViewInfo &vi, ArrayRef<Value>
   if (isLoad)
     regs[tile] = Regs(split.getResults().begin(), split.getResults().end());
   return success();
+}
+
+void GpuKernelLowering::lowerFloat8Cast(CastOp op) {
+  const Regs &x = regs[op.getInput()];
+  Type from = op.getInput().getType().getElementType(), to = op.getType().getElementType();
+  if (from == to) {
+    regs[op.getResult()] = x;
+    return;
+  }
+  Type i8 = b.getI8Type(), f32 = b.getF32Type();
+  auto pairType = VectorType::get({2}, i8);
+  auto element = [&](Value v, int64_t e) -> Value {
+    return LLVM::ExtractElementOp::create(b, loc(), v, cI32(e));
+  };
+  int64_t n = x.size();
+  Regs out(n);
+  // Registers in pairs: one cvt converts two elements (a lone last one is
+  // paired with itself).
+  for (int64_t r = 0; r < n; r += 2) {
+    bool two = r + 1 < n;
+    if (isa<Float8E4M3FNType>(to)) {
+      Value lo = scalarCast(b, loc(), x[r], f32),
+            hi = two ? scalarCast(b, loc(), x[r + 1], f32) : lo;
+      // The cvt's first operand becomes the high byte, element 1. As a
+      // 16-bit word, which a store of byte pairs takes whole (bytesFromPairs).
+      Value word = NVVM::ConvertF32x2ToF8x2Op::create(
+          b, loc(), b.getI16Type(), hi, lo, NVVM::FPRoundingMode::RN,
+          NVVM::SaturationMode::SATFINITE, /*relu=*/false, to);
+      Value pair = LLVM::BitcastOp::create(b, loc(), pairType, word);
+      for (int64_t e = 0; e < (two ? 2 : 1); ++e)
+        out[r + e] = arith::BitcastOp::create(b, loc(), to, element(pair, e));
+      continue;
+    }
+    Value pair = two ? bytePairWord(b, loc(), x[r], x[r + 1]) : Value();
+    if (!pair) {
+      pair = LLVM::PoisonOp::create(b, loc(), pairType);
+      for (int64_t e = 0; e < 2; ++e)
+        pair = LLVM::InsertElementOp::create(
+            b, loc(), pair, arith::BitcastOp::create(b, loc(), i8, x[two ? r + e : r]), cI32(e));
+    }
+    // e4m3 -> f16 is exact; f16 -> the target as any float cast.
+    Value halves = NVVM::ConvertF8x2ToF16x2Op::create(
+        b, loc(), VectorType::get({2}, b.getF16Type()), pair, /*relu=*/false, from);
+    for (int64_t e = 0; e < (two ? 2 : 1); ++e)
+      out[r + e] = scalarCast(b, loc(), element(halves, e), to);
+  }
+  regs[op.getResult()] = out;
 }
 
 LogicalResult GpuKernelLowering::lowerReduce(ReduceOp op) {
@@ -853,6 +1013,10 @@ LogicalResult GpuKernelLowering::lowerOpNow(Operation *op) {
       .Case([&](CastOp c) {
         const Regs &x = regs[c.getInput()];
         Type to = elemOf(result);
+        if (isa<Float8E4M3FNType>(to) || isa<Float8E4M3FNType>(elemOf(c.getInput()))) {
+          lowerFloat8Cast(c);
+          return success();
+        }
         each([&](int64_t r) { return scalarCast(b, l, x[r], to); });
         return success();
       })

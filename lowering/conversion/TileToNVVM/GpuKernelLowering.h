@@ -30,6 +30,13 @@ using namespace mlir;
 using namespace kiln::tile;
 
 using Regs = SmallVector<Value, 8>;
+
+/// How global and shared memory hold an element of `elem`: LLVM has no
+/// 8-bit float, so an f8e4m3 element moves as its byte and is bitcast in
+/// registers; every other type as itself.
+inline Type memoryType(Type elem) {
+  return isa<Float8E4M3FNType>(elem) ? IntegerType::get(elem.getContext(), 8) : elem;
+}
 /// Per round and K step of a wgmma product, the A words of one thread.
 using ARegisters = SmallVector<SmallVector<Value, 4>>;
 
@@ -314,6 +321,16 @@ private:
   LogicalResult lowerAccess(const ViewInfo &vi, ArrayRef<Value> starts, ArrayRef<Value> floors,
                             ArrayRef<Value> limits, ArrayRef<int64_t> keep, bool masked, Value tile,
                             bool isLoad, double other);
+  /// lowerAccess with the elements in memory as `mem` (the tile's element
+  /// type, or the bytes of an f8e4m3 tile: see memoryType), `other` as a
+  /// `mem` value.
+  LogicalResult lowerAccessAs(Type mem, const ViewInfo &vi, ArrayRef<Value> starts,
+                              ArrayRef<Value> floors, ArrayRef<Value> limits,
+                              ArrayRef<int64_t> keep, bool masked, Value tile, bool isLoad,
+                              double other);
+  /// A cast from or to f8e4m3: pairs of registers through the hardware's
+  /// two-element cvt (e4m3x2 <-> f32 pairs, f16x2).
+  void lowerFloat8Cast(CastOp op);
   LogicalResult lowerReduce(ReduceOp op);
 
   // Moving tiles through the role's staging area in shared memory.

@@ -147,7 +147,7 @@ void GpuKernelLowering::flushReleases(Block *block) {
 
 void GpuKernelLowering::readSwizzledStage(const RingPlan &ring, Value stage, Value tile) {
   auto tileType = cast<TileType>(tile.getType());
-  Type elem = tileType.getElementType();
+  Type elem = memoryType(tileType.getElementType());
   int64_t elemBytes = elem.getIntOrFloatBitWidth() / 8;
   TileLayout l = layoutOf(tile);
   unsigned last = l.shape.size() - 1;
@@ -188,6 +188,9 @@ void GpuKernelLowering::readSwizzledStage(const RingPlan &ring, Value stage, Val
       result[r + e] = LLVM::ExtractElementOp::create(
           b, loc(), v, LLVM::ConstantOp::create(b, loc(), b.getI32Type(), e));
   }
+  if (elem != tileType.getElementType()) // f8e4m3's bytes
+    for (Value &v : result)
+      v = arith::BitcastOp::create(b, loc(), tileType.getElementType(), v);
   regs[tile] = result;
 }
 

@@ -15,14 +15,26 @@ import sys
 kiln, repo, out = sys.argv[1:4]
 nvcc = os.environ.get("KILN_NVCC", "nvcc")
 jobs = []
-for root, tile_of in ((os.path.join(repo, "ops"), None), (os.path.join(repo, "tests/gpu"), "matmul.tile")):
+
+
+def source_of_op(directory, schedule):
+    """The .tile file of `directory` whose kernel or op the schedule names."""
+    op = re.search(r"^op:\s*(\w+)", open(schedule).read(), re.M).group(1)
+    for t in sorted(os.listdir(directory)):
+        if t.endswith(".tile") and re.search(rf"^(kernel|op) {op}\(",
+                                             open(os.path.join(directory, t)).read(), re.M):
+            return os.path.join(directory, t)
+    sys.exit(f"no .tile in {directory} defines {op}, which {schedule} names")
+
+
+for root, tests in ((os.path.join(repo, "ops"), False), (os.path.join(repo, "tests/gpu"), True)):
     for dirpath, _, files in os.walk(root):
         for f in sorted(files):
             # (Not an op's selections, ops/*/select: they name schedules.)
             if f.endswith(".yaml") and "_sm_" in f and os.path.basename(dirpath) != "select":
                 op_dir = os.path.dirname(dirpath) if dirpath.endswith("schedules") else dirpath
-                if tile_of:
-                    tile = os.path.join(op_dir, tile_of)
+                if tests:  # the tests/gpu source defining the schedule's op
+                    tile = source_of_op(op_dir, os.path.join(dirpath, f))
                 elif f.startswith("decode"):
                     tile = os.path.join(op_dir, "decode.tile")
                 elif f.startswith("mtp"):
