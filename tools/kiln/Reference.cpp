@@ -29,8 +29,8 @@ int64_t HostArg::numel() const {
   return n;
 }
 
-/// Element `i` of `bytes` holding `t`, as a double.
-static double elementAt(const uint8_t *bytes, DType t, int64_t i) {
+double kiln::elementAt(const void *data, DType t, int64_t i) {
+  auto bytes = static_cast<const uint8_t *>(data);
   switch (t) {
   case DType::F32:
     return reinterpret_cast<const float *>(bytes)[i];
