@@ -509,7 +509,8 @@ LogicalResult GpuKernelLowering::lowerAccessAs(Type elem, const ViewInfo &vi,
                 ValueRange{LLVM::LoadOp::create(tb, loc(), loadType, ptr, vec * elemBytes, false,
                                                 false, vi.readOnly)});
             OpBuilder eb = ifOp.getElseBodyBuilder();
-            int64_t bits = words ? ((int64_t)other & 0xff) * 0x101 : (int64_t)other;
+            // A word of two fill bytes, as the signed 16-bit value of those bits.
+            int64_t bits = words ? (int16_t)(((int64_t)other & 0xff) * 0x101) : (int64_t)other;
             Attribute fill = isa<FloatType>(elem) ? (Attribute)eb.getFloatAttr(elem, other)
                                                   : eb.getIntegerAttr(wordType, bits);
             scf::YieldOp::create(eb, loc(),
