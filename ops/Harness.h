@@ -99,6 +99,13 @@ float fromF16(uint16_t x);
 uint8_t toF8e4m3(float x);
 float fromF8e4m3(uint8_t x);
 
+/// Element `i` of `data` holding elements of `t`, as a double (every float
+/// type widened exactly).
+double elementAt(const void *data, DType t, int64_t i);
+/// Stores `v` as element `i` of `t` (floats round to nearest even, through
+/// f32 for the narrow ones; integers truncate).
+void setElement(void *data, DType t, int64_t i, double v);
+
 } // namespace kiln
 
 #endif

@@ -22,8 +22,15 @@ using namespace kiln;
 using namespace kiln::lang;
 namespace tl = kiln::tile;
 
-/// Every element type a tensor, tile or cast may name, for messages.
-static constexpr const char *kElementTypeList = "f32, bf16, f16, f8e4m3, f64, i8, i32, i64";
+/// Every element type a tensor, tile or cast may name (and a dtype const
+/// or param hold); `bool` is a tile's only.
+static const char *const kElementTypeNames[] = {"f32", "bf16", "f16", "f8e4m3",
+                                                "f64", "i8",   "i32", "i64"};
+
+/// kElementTypeNames as a message lists them.
+static std::string elementTypeList() {
+  return llvm::join(std::begin(kElementTypeNames), std::end(kElementTypeNames), ", ");
+}
 
 namespace {
 
@@ -535,8 +542,8 @@ SVal Emitter::eval(const Expr &e) {
       return {};
     Type to = dtype(e.name);
     if (!to)
-      return error(e.pos, "unknown element type '" + e.name + "' (" +
-                              std::string(kElementTypeList) + ", bool)");
+      return error(e.pos,
+                   "unknown element type '" + e.name + "' (" + elementTypeList() + ", bool)");
     if (to.isInteger(1))
       return error(e.pos, "cannot cast to bool; compare instead");
     if (a.kind == SVal::Tile) {
@@ -970,9 +977,7 @@ SVal Emitter::builtin(const Expr &e, bool &handled) {
   };
   auto dtypeArg = [&](const Expr *x) -> Type {
     if (x->kind != Expr::Name || !dtype(x->name))
-      return error(x->pos,
-                   "expected an element type (" + std::string(kElementTypeList) + ", bool)"),
-             Type();
+      return error(x->pos, "expected an element type (" + elementTypeList() + ", bool)"), Type();
     return dtype(x->name);
   };
   auto shapeArg = [&](const Expr *x, SmallVector<int64_t> &shape) -> bool {
@@ -1571,13 +1576,12 @@ bool Emitter::emitIf(const Stmt &s) {
 
 /// What a dtype const or param may name: a tensor's element type.
 static bool isElementTypeName(llvm::StringRef name) {
-  static const char *kNames[] = {"f32", "bf16", "f16", "f8e4m3", "f64", "i8", "i32", "i64"};
-  return llvm::is_contained(kNames, name);
+  return llvm::is_contained(kElementTypeNames, name);
 }
 
 /// The message for a dtype const or param given something else.
 static std::string notAnElementType(const std::string &name) {
-  return "'" + name + "' is an element type; give one of " + kElementTypeList;
+  return "'" + name + "' is an element type; give one of " + elementTypeList();
 }
 
 /// The element type an outside value names (`-D STATE=bf16`, a schedule's

@@ -37,58 +37,14 @@ void StateTensor::fillNormal(std::mt19937_64 &rng, int64_t begin, int64_t end) {
     set(i, normal(rng));
 }
 
-double StateTensor::get(int64_t i) const {
-  const uint8_t *p = bytes.data() + i * elementBytes();
-  uint16_t h;
-  float f;
-  switch (type) {
-  case DType::BF16:
-    std::memcpy(&h, p, 2);
-    return fromBf16(h);
-  case DType::F16:
-    std::memcpy(&h, p, 2);
-    return fromF16(h);
-  case DType::F8E4M3:
-    return fromF8e4m3(*p);
-  default:
-    std::memcpy(&f, p, 4);
-    return f;
-  }
-}
+double StateTensor::get(int64_t i) const { return elementAt(bytes.data(), type, i); }
 
-void StateTensor::set(int64_t i, double x) {
-  uint8_t *p = bytes.data() + i * elementBytes();
-  uint16_t h;
-  float f = (float)x;
-  switch (type) {
-  case DType::BF16:
-    h = toBf16(f);
-    std::memcpy(p, &h, 2);
-    break;
-  case DType::F16:
-    h = toF16(f);
-    std::memcpy(p, &h, 2);
-    break;
-  case DType::F8E4M3:
-    *p = toF8e4m3(f);
-    break;
-  default:
-    std::memcpy(p, &f, 4);
-  }
-}
+void StateTensor::set(int64_t i, double x) { setElement(bytes.data(), type, i, x); }
 
 double StateTensor::round(double x) const {
-  float f = (float)x;
-  switch (type) {
-  case DType::BF16:
-    return fromBf16(toBf16(f));
-  case DType::F16:
-    return fromF16(toF16(f));
-  case DType::F8E4M3:
-    return fromF8e4m3(toF8e4m3(f));
-  default:
-    return f;
-  }
+  uint64_t one; // an element of any stored type
+  setElement(&one, type, 0, x);
+  return elementAt(&one, type, 0);
 }
 
 std::vector<double> StateTensor::values(int64_t begin, int64_t end) const {

@@ -29,59 +29,6 @@ int64_t HostArg::numel() const {
   return n;
 }
 
-double kiln::elementAt(const void *data, DType t, int64_t i) {
-  auto bytes = static_cast<const uint8_t *>(data);
-  switch (t) {
-  case DType::F32:
-    return reinterpret_cast<const float *>(bytes)[i];
-  case DType::F64:
-    return reinterpret_cast<const double *>(bytes)[i];
-  case DType::BF16:
-    return fromBf16(reinterpret_cast<const uint16_t *>(bytes)[i]);
-  case DType::F16:
-    return fromF16(reinterpret_cast<const uint16_t *>(bytes)[i]);
-  case DType::I8:
-    return reinterpret_cast<const int8_t *>(bytes)[i];
-  case DType::I32:
-    return reinterpret_cast<const int32_t *>(bytes)[i];
-  case DType::I64:
-    return (double)reinterpret_cast<const int64_t *>(bytes)[i];
-  case DType::F8E4M3:
-    return fromF8e4m3(bytes[i]);
-  }
-  return 0;
-}
-
-/// Stores `v` as element `i` of `t` (floats round to nearest even).
-static void setElement(uint8_t *bytes, DType t, int64_t i, double v) {
-  switch (t) {
-  case DType::F32:
-    reinterpret_cast<float *>(bytes)[i] = (float)v;
-    break;
-  case DType::F64:
-    reinterpret_cast<double *>(bytes)[i] = v;
-    break;
-  case DType::BF16:
-    reinterpret_cast<uint16_t *>(bytes)[i] = toBf16((float)v);
-    break;
-  case DType::F16:
-    reinterpret_cast<uint16_t *>(bytes)[i] = toF16((float)v);
-    break;
-  case DType::I8:
-    reinterpret_cast<int8_t *>(bytes)[i] = (int8_t)v;
-    break;
-  case DType::I32:
-    reinterpret_cast<int32_t *>(bytes)[i] = (int32_t)v;
-    break;
-  case DType::I64:
-    reinterpret_cast<int64_t *>(bytes)[i] = (int64_t)v;
-    break;
-  case DType::F8E4M3:
-    bytes[i] = toF8e4m3((float)v);
-    break;
-  }
-}
-
 std::vector<double> HostArg::values() const {
   if (!param.isView)
     return {scalar};

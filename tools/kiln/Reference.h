@@ -55,10 +55,6 @@ bool makeArguments(const KernelSignature &sig, std::map<std::string, int64_t> di
 /// The launch arguments pointing at `args`' data.
 std::vector<ArgValue> argValues(std::vector<HostArg> &args);
 
-/// Element `i` of `bytes` holding elements of `t`, as a double (every
-/// float type widened exactly).
-double elementAt(const void *bytes, DType t, int64_t i);
-
 /// The default relative error an output of `t` may have against the float64
 /// reference: about 4 units in the last place of its element type, and 1e-2
 /// for floats where the kernel's matrix products round their operands (tf32,

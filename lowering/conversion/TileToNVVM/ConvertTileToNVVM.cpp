@@ -136,6 +136,13 @@ static Value toStaged(OpBuilder &b, Location l, Value v) {
   return elem.isInteger(1) ? arith::ExtUIOp::create(b, l, stored, v).getResult()
                            : arith::BitcastOp::create(b, l, stored, v).getResult();
 }
+static Value fromStaged(OpBuilder &b, Location l, Value v, Type elem) {
+  if (v.getType() == elem)
+    return v;
+  return elem.isInteger(1) ? arith::TruncIOp::create(b, l, elem, v).getResult()
+                           : arith::BitcastOp::create(b, l, elem, v).getResult();
+}
+
 /// The vector and constant position `v` was extracted from, looking through
 /// bitcasts of the element (f8e4m3 <-> i8); a null vector otherwise.
 static std::pair<Value, int64_t> extractedFrom(Value v) {
@@ -159,11 +166,9 @@ static Value bytePairWord(OpBuilder &b, Location l, Value lo, Value hi) {
   if (!bytes || vl != vh || pl % 2 || ph != pl + 1 || !bytes.getElementType().isInteger(8) ||
       bytes.getNumElements() % 2)
     return {};
+  // A load of words (lowerAccessAs) and this bitcast back fold together.
   auto words = VectorType::get({bytes.getNumElements() / 2}, b.getI16Type());
-  auto loaded = vl.getDefiningOp<LLVM::BitcastOp>(); // loaded as words (lowerAccessAs)
-  Value w = loaded && loaded.getArg().getType() == words
-                ? loaded.getArg()
-                : LLVM::BitcastOp::create(b, l, words, vl).getResult();
+  Value w = LLVM::BitcastOp::create(b, l, words, vl);
   Value k = LLVM::ConstantOp::create(b, l, b.getI32Type(), pl / 2);
   Value word = LLVM::ExtractElementOp::create(b, l, w, k);
   return LLVM::BitcastOp::create(b, l, VectorType::get({2}, b.getI8Type()), word);
@@ -189,21 +194,12 @@ static Value bytesFromPairs(OpBuilder &b, Location l, ArrayRef<Value> bytes) {
   auto words = VectorType::get({n / 2}, b.getI16Type());
   Value v = LLVM::PoisonOp::create(b, l, words);
   for (auto [k, pair] : llvm::enumerate(pairs)) {
-    auto fromWord = pair.getDefiningOp<LLVM::BitcastOp>();
-    Value word = fromWord && fromWord.getArg().getType().isInteger(16)
-                     ? fromWord.getArg()
-                     : LLVM::BitcastOp::create(b, l, b.getI16Type(), pair).getResult();
+    // A cvt's word (lowerFloat8Cast) and this bitcast back fold together.
+    Value word = LLVM::BitcastOp::create(b, l, b.getI16Type(), pair);
     Value at = LLVM::ConstantOp::create(b, l, b.getI32Type(), (int64_t)k);
     v = LLVM::InsertElementOp::create(b, l, v, word, at);
   }
   return v;
-}
-
-static Value fromStaged(OpBuilder &b, Location l, Value v, Type elem) {
-  if (v.getType() == elem)
-    return v;
-  return elem.isInteger(1) ? arith::TruncIOp::create(b, l, elem, v).getResult()
-                           : arith::BitcastOp::create(b, l, elem, v).getResult();
 }
 
 void GpuKernelLowering::stageOut(Value tile, Value base) {
