@@ -226,6 +226,60 @@ bool KernelPrinter::fail(Operation *op, const std::string &message) {
   return false;
 }
 
+/// The extract reading `element` out of an even-length vector of 16-bit
+/// values at a constant index, if that is what defines it.
+static LLVM::ExtractElementOp pairedElement(Value element, int64_t &index) {
+  auto extract = element.getDefiningOp<LLVM::ExtractElementOp>();
+  auto vector = extract ? dyn_cast<VectorType>(extract.getVector().getType()) : nullptr;
+  APInt i;
+  if (!vector || vector.getNumElements() % 2 || vector.getElementTypeBitWidth() != 16 ||
+      !matchPattern(extract.getPosition(), m_ConstantInt(&i)))
+    return nullptr;
+  index = i.getSExtValue();
+  return extract;
+}
+
+/// Whether `user` reads the 16-bit element it takes as the word holding it
+/// (wordHalfOf): an f8e4m3 pair's word converted. (bf16 and f16 elements
+/// widened from their words, a mask or shift, left decode's CUDA builds as
+/// fast as before and made multi-token decode's 1.19x its PTX build's time
+/// instead of 1.06x: nvcc then widened the state before issuing the first
+/// token's loads; bench/RESULTS.md, "2026-11-29, f8 words in CUDA".)
+static bool readsWord(Operation *user) {
+  auto word = dyn_cast<LLVM::BitcastOp>(user);
+  return word && word.getArg().getType().isInteger(16) && !word->use_empty() &&
+         llvm::all_of(word->getUsers(), [](Operation *u) {
+           auto c = dyn_cast<NVVM::ConvertF8x2ToF16x2Op>(u);
+           return c && isa<Float8E4M3FNType>(c.getSrcType()) && !c.getRelu();
+         });
+}
+
+std::optional<KernelPrinter::WordHalf> KernelPrinter::wordHalfOf(Value element) {
+  int64_t i = 0;
+  LLVM::ExtractElementOp extract = pairedElement(element, i);
+  if (!extract)
+    return std::nullopt;
+  auto vector = cast<VectorType>(extract.getVector().getType());
+  return WordHalf{"kiln_bitcast<kiln_vec<uint32_t, " + std::to_string(vector.getNumElements() / 2) +
+                      ">>(" + use(extract.getVector()) + ").e[" + std::to_string(i / 2) + "]",
+                  i % 2 == 1};
+}
+
+void KernelPrinter::planWordReads() {
+  func.walk([&](LLVM::ExtractElementOp e) {
+    int64_t i = 0;
+    if (!pairedElement(e.getResult(), i) || e->use_empty() ||
+        !llvm::all_of(e->getUsers(), readsWord))
+      return;
+    // Every user reads the word instead: neither the element nor an f8
+    // pair's bitcast of it is printed (nvcc warns of unused variables).
+    elided.insert(e);
+    for (Operation *user : e->getUsers())
+      if (isa<LLVM::BitcastOp>(user))
+        elided.insert(user);
+  });
+}
+
 /// The .tile position and op ID a location carries, as "file:line:col (id)".
 static std::string sourceOf(Location loc, std::string &id) {
   if (auto name = dyn_cast<NameLoc>(loc)) {
@@ -1424,6 +1478,7 @@ bool KernelPrinter::print(std::string &error) {
   }
   os << ") {\n";
   planInPlaceUpdates();
+  planWordReads();
   planFusedProducts();
   planStoreOffsets();
   if (!printBlock(entry))

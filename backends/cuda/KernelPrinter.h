@@ -17,6 +17,7 @@
 #include "llvm/ADT/DenseMap.h"
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -66,6 +67,17 @@ public:
   /// Shared-memory address (u32) of pointer `v` (an address-space 3 value).
   std::string smemAddress(mlir::Value v);
   bool fail(mlir::Operation *op, const std::string &message);
+  /// A 16-bit element read out of a vector of them with a constant index,
+  /// as the 32-bit word holding it (`word`, an expression) and which half
+  /// of it (`high`). Given the 16-bit element, nvcc moves a high half out
+  /// with a byte permute before using it, where the PTX build's ptxas reads
+  /// it in place (mov.b32 {lo, hi}); an f8 pair conversion takes the word
+  /// instead.
+  struct WordHalf {
+    std::string word;
+    bool high = false;
+  };
+  std::optional<WordHalf> wordHalfOf(mlir::Value element);
   /// Whether an op may write its struct result into `from`'s variable in
   /// place: `from` is a mutable register array (a product's or asm's
   /// result, or a loop's carried value) that nothing reads afterwards.
@@ -93,6 +105,9 @@ private:
   /// place: the struct.
   llvm::DenseMap<mlir::Operation *, mlir::Value> inPlaceAsm;
   void planInPlaceUpdates();
+  /// Elides 16-bit elements whose every user reads the word holding them
+  /// instead (wordHalfOf).
+  void planWordReads();
   /// A sum or difference printed as an fma: the product it fuses.
   llvm::DenseMap<mlir::Operation *, mlir::Operation *> fusedProduct;
   void planFusedProducts();

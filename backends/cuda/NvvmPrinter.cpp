@@ -229,8 +229,25 @@ bool KernelPrinter::printNvvm(Operation *op) {
           return fail(op, "an f8 conversion other than e4m3 to f16");
         // A pair that is a 16-bit word bitcast (bytes 2k, 2k + 1 of a load)
         // goes in as that word.
-        if (auto word = c.getSrc().getDefiningOp<LLVM::BitcastOp>();
-            word && word.getArg().getType().isInteger(16)) {
+        auto word = c.getSrc().getDefiningOp<LLVM::BitcastOp>();
+        if (!word || !word.getArg().getType().isInteger(16))
+          word = nullptr;
+        // One of a vector of such words goes in as the 32-bit word holding
+        // it, split inside the asm as the PTX build splits it (nvcc moved
+        // each 16-bit element out with a byte permute: 98 PRMT in
+        // decode_sm_90a_f8's SASS against the PTX build's 17).
+        if (std::optional<WordHalf> pair = word ? wordHalfOf(word.getArg()) : std::nullopt) {
+          std::string half = pair->high ? "hi" : "lo";
+          std::string name = "kiln_cvt_f16x2_e4m3x2_" + half;
+          helpers.use(name, "__device__ __forceinline__ kiln_vec<__half, 2> " + name +
+                                "(uint32_t w) {\n  uint32_t r;\n  asm(\"{ .reg .b16 lo, hi; "
+                                "mov.b32 {lo, hi}, %1; cvt.rn.f16x2.e4m3x2 %0, " +
+                                half +
+                                "; }\" : \"=r\"(r) : \"r\"(w));\n  return "
+                                "kiln_bitcast<kiln_vec<__half, 2>>(r);\n}");
+          return call(name, {pair->word});
+        }
+        if (word) {
           helpers.use("kiln_cvt_f16x2_e4m3x2_word",
                       "__device__ __forceinline__ kiln_vec<__half, 2> "
                       "kiln_cvt_f16x2_e4m3x2_word(int16_t x) {\n  uint32_t r;\n  "
