@@ -206,6 +206,9 @@ void registerGdnPrefillHarness() {
   // Split with long sequences cut into segments scanned side by side.
   h.kernel = "gdn_prefill_split_cp";
   registerHarness(h);
+  // One kernel whose chunk work a schedule may hand to a role of its own.
+  h.kernel = "gdn_prefill_fused";
+  registerHarness(h);
   // The state every CKPT_EVERY tokens as well: sequences ending on a
   // checkpoint, between two, and before the first.
   h.kernel = "gdn_prefill_checkpoints";
