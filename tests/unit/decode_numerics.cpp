@@ -70,8 +70,9 @@ TEST_CASE("multi-token decode matches the golden reference for every schedule", 
 }
 
 TEST_CASE("multi-token decode keeps an f8e4m3 state", "[decode]") {
-  // The bundled f8e4m3 schedules are decode's (above); multi-token decode
-  // takes the state type from -D STATE. Its intermediate states too.
+  // The bundled f8e4m3 schedules (mtp_*_f8) run above with the rest; these
+  // take the state type from -D STATE, on layouts written for f32 (their
+  // intermediate states too).
   uint64_t seed = 500;
   for (const char *name : {"mtp_cpu.yaml", "mtp_sm_90a.yaml", "mtp_states_sm_90a.yaml"}) {
     std::string schedule = std::string(KILN_SOURCE_DIR) + "/ops/gdn/schedules/" + name;
