@@ -240,11 +240,11 @@ static LLVM::ExtractElementOp pairedElement(Value element, int64_t &index) {
 }
 
 /// Whether `user` reads the 16-bit element it takes as the word holding it
-/// (wordHalfOf): an f8e4m3 pair's word converted. (bf16 and f16 elements
-/// widened from their words, a mask or shift, left decode's CUDA builds as
-/// fast as before and made multi-token decode's 1.19x its PTX build's time
-/// instead of 1.06x: nvcc then widened the state before issuing the first
-/// token's loads; bench/RESULTS.md, "2026-11-29, f8 words in CUDA".)
+/// (wordHalfOf): an f8e4m3 pair's word converted. Not a bf16 or f16 element
+/// widened to f32: from its word (a mask or a shift) decode ran no faster
+/// and multi-token decode slower, nvcc widening the state before it issued
+/// the first token's loads (bench/RESULTS.md, "2026-11-29, multi-token
+/// decode with an f8 state; f8 words in the CUDA source").
 static bool readsWord(Operation *user) {
   auto word = dyn_cast<LLVM::BitcastOp>(user);
   return word && word.getArg().getType().isInteger(16) && !word->use_empty() &&
