@@ -3,7 +3,9 @@
 # Times each kernel of every split manifest given (graph replay, beside FLA)
 # at 1x8192 16/32, then samples kernels of each with Nsight Compute (warp
 # stalls, and stall samples summed by SASS opcode): those whose names match
-# $KERNELS (a regex, default: scan).
+# $KERNELS (a regex, default: scan). Each kernel's per-instruction table is
+# kept as $OUT/MANIFEST_KERNEL.csv: with a build made with `kiln compile
+# --lineinfo`, bench/ncu_lines.py sums it by .tile line.
 # usage: [KERNELS=chunks|scan] [SHAPE=4x8192/16] bash bench/gpu_prefill_profile.sh MANIFEST.json...
 set -uo pipefail
 OUT=${OUT:-/tmp/kiln-out}
@@ -25,6 +27,7 @@ for m in "$@"; do
   { echo "== $tag"; "$NCU" -i "/tmp/$tag.ncu-rep" --print-summary none 2>&1 |
       grep -E "Duration|Throughput|Stall|Warp Cycles|Issued|Eligible|L2 Hit|Mem Busy|Max Bandwidth"
     "$NCU" -i "/tmp/$tag.ncu-rep" --page source --print-source sass --csv 2>/dev/null >/tmp/src.csv
+    cp /tmp/src.csv "$OUT/$tag.csv"
     python3 bench/ncu_opcodes.py /tmp/src.csv
     python3 bench/ncu_memory.py /tmp/src.csv
     "$NCU" -i "/tmp/$tag.ncu-rep" --page details --section MemoryWorkloadAnalysis_Tables 2>&1 |

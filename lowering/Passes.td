@@ -362,7 +362,10 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
     tile row-major in the role's staging area of dynamic shared memory (owner
     threads write, a barrier, each thread reads its elements in the result
     layout, a barrier frees the area; a transpose pads each row by 16 bytes
-    so that reads down a column spread over more banks). A conversion or
+    so that reads down a column spread over more banks). A cumsum scans each
+    line along its axis in place between the two: a line of at most 32
+    32-bit elements on one warp (a lane an element, log2(n) `shfl.sync.up`),
+    a longer one element by element. A conversion or
     transpose that keeps every element in the warp holding it, on a role
     of several warps (KernelPlan's `movesInWarps`: at most 64 KB of slices
     in all), goes instead through that warp's own slice, past the staging

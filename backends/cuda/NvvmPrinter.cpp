@@ -84,7 +84,10 @@ bool KernelPrinter::printNvvm(Operation *op) {
         Attribute clamp = s.getMaskAndClamp().getDefiningOp()
                               ? s.getMaskAndClamp().getDefiningOp()->getAttr("value")
                               : Attribute();
-        if (!clamp || cast<IntegerAttr>(clamp).getInt() != 31)
+        // The whole warp: lanes up to 31, or, shuffling up, from lane 0
+        // (what CUDA's intrinsics pass at their full width).
+        bool up = s.getKind() == NVVM::ShflKind::up;
+        if (!clamp || cast<IntegerAttr>(clamp).getInt() != (up ? 0 : 31))
           return fail(op, "a shuffle within lanes narrower than a warp");
         std::string fn;
         switch (s.getKind()) {
@@ -98,7 +101,8 @@ bool KernelPrinter::printNvvm(Operation *op) {
           fn = "__shfl_down_sync";
           break;
         case NVVM::ShflKind::up:
-          return fail(op, "an up shuffle");
+          fn = "__shfl_up_sync";
+          break;
         }
         assign(r, fn + "((unsigned)" + use(s.getThreadMask()) + ", " + use(s.getVal()) + ", " +
                       use(s.getOffset()) + ")");

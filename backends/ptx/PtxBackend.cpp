@@ -150,14 +150,16 @@ bool kiln::runCudaTool(const std::string &tool, const std::string &inputExt,
 }
 
 bool kiln::assemblePtx(const std::string &ptx, const TargetDesc &target, std::string &cubin,
-                       PtxasReport &report, std::string &error) {
+                       PtxasReport &report, std::string &error, bool lineInfo) {
   std::string ptxas = findPtxas();
   if (ptxas.empty()) {
     error = "ptxas not found (set KILN_PTXAS or install the CUDA toolkit)";
     return false;
   }
-  if (!runCudaTool(ptxas, "ptx", ptx, {"-arch=" + target.ptxChip, "-O3", "-v"}, cubin, report.log,
-                   error))
+  std::vector<std::string> options = {"-arch=" + target.ptxChip, "-O3", "-v"};
+  if (lineInfo)
+    options.push_back("-lineinfo");
+  if (!runCudaTool(ptxas, "ptx", ptx, options, cubin, report.log, error))
     return false;
   parsePtxasLog(report);
   return true;

@@ -56,9 +56,10 @@ bool runCudaTool(const std::string &tool, const std::string &inputExt, const std
                  std::string &error);
 
 /// Assembles `ptx` for `target` with ptxas into `cubin` (bytes). Fails with a
-/// message when ptxas is missing or rejects the PTX.
+/// message when ptxas is missing or rejects the PTX. With `lineInfo`, the
+/// cubin keeps the PTX's `.loc` lines (ptxas -lineinfo) for profilers.
 bool assemblePtx(const std::string &ptx, const TargetDesc &target, std::string &cubin,
-                 PtxasReport &report, std::string &error);
+                 PtxasReport &report, std::string &error, bool lineInfo = false);
 
 /// Fills `report` (its entries, the worst of them, the injected waits) from
 /// what ptxas -v printed, `report.log`.

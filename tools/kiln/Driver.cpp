@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
 #include "llvm/ADT/StringSet.h"
 
 #include "llvm/Support/Path.h"
@@ -229,7 +230,7 @@ static void setTensorMapsAsLowered(ArrayAttr maps, KernelManifest &k) {
 }
 
 bool kiln::buildForGpu(Compiled &c, bool assemble, GpuBuild &out, llvm::raw_ostream &errs,
-                       bool printIrAfterAll, GpuEmitter emitter) {
+                       bool printIrAfterAll, GpuEmitter emitter, bool lineInfo) {
   const TargetDesc &target = *c.schedule.target;
   if (!target.isGpu) {
     errs << c.schedule.diag(c.schedule.targetPos,
@@ -344,6 +345,13 @@ bool kiln::buildForGpu(Compiled &c, bool assemble, GpuBuild &out, llvm::raw_ostr
     if (printIrAfterAll)
       printIrAfterEveryPass(toLLVM);
     buildGpuKernelToLLVMPipeline(toLLVM);
+    // A subprogram on every kernel: the ops' .tile locations become `.file`
+    // and `.loc` directives (DebugDirectivesOnly, what clang's
+    // -gline-tables-only gives NVPTX: no DWARF sections, no `debug` target,
+    // so ptxas optimizes as before), which LLVM keeps through O3.
+    if (lineInfo)
+      toLLVM.addPass(LLVM::createDIScopeForLLVMFuncOpPass(
+          {/*emissionKind=*/LLVM::DIEmissionKind::DebugDirectivesOnly}));
     if (failed(toLLVM.run(*c.module)))
       return false;
     auto ptx = emitPtx(*c.module, target, error);
@@ -352,7 +360,7 @@ bool kiln::buildForGpu(Compiled &c, bool assemble, GpuBuild &out, llvm::raw_ostr
       return false;
     }
     out.ptx = *ptx;
-    if (assemble && !assemblePtx(out.ptx, target, out.cubin, out.report, error)) {
+    if (assemble && !assemblePtx(out.ptx, target, out.cubin, out.report, error, lineInfo)) {
       errs << "kiln: error: " << error << "\n";
       return false;
     }

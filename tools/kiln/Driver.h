@@ -64,9 +64,12 @@ struct GpuBuild {
 /// Lowers a compiled op to planned GPU kernels, then through `emitter`: to
 /// PTX (with `assemble`, ptxas makes the cubin) or to CUDA C++ (with
 /// `assemble`, nvcc makes it). Errors go to `errs`. With `printIrAfterAll`,
-/// the IR after every pass goes to stderr.
+/// the IR after every pass goes to stderr. With `lineInfo`, the PTX carries
+/// each instruction's .tile line (`.loc`) and the cubin keeps it, so a
+/// profiler attributes samples to the source.
 bool buildForGpu(Compiled &compiled, bool assemble, GpuBuild &out, llvm::raw_ostream &errs,
-                 bool printIrAfterAll = false, GpuEmitter emitter = GpuEmitter::Ptx);
+                 bool printIrAfterAll = false, GpuEmitter emitter = GpuEmitter::Ptx,
+                 bool lineInfo = false);
 
 /// Makes `pm` print the IR to stderr after every pass (`--print-ir-after-all`).
 void printIrAfterEveryPass(mlir::PassManager &pm);

@@ -39,7 +39,7 @@ usage:
 
   kiln compile OP.tile --schedule S.yaml [--emit mlir|llvm|ptx|cuda|cubin]
                [--via ptx|cuda] [-D NAME=VALUE]... [--retarget TARGET]
-               [--print-ir-after-all] [-o FILE]
+               [--lineinfo] [--print-ir-after-all] [-o FILE]
       Compile the kernel a schedule names. --emit mlir (default) prints the
       scheduled tile IR; --emit llvm prints the LLVM dialect the schedule's
       target lowers to (CPU or NVVM); --emit ptx the PTX of a GPU schedule;
@@ -49,6 +49,9 @@ usage:
       CUDA source with nvcc instead; needs -o) and prints the register /
       shared memory / spill report. With -o, ptx, cuda and cubin also write
       FILE's manifest (FILE with .json): entry, parameters, grid, block.
+      --lineinfo (ptx and cubin through PTX) gives every PTX instruction its
+      .tile line (.loc) and keeps it in the cubin (ptxas -lineinfo), so
+      Nsight Compute attributes its samples to the source's lines.
       --print-ir-after-all prints the IR after every pass to stderr.
       --retarget TARGET compiles the schedule's twin for TARGET: the same
       tiles, roles and pipelines, its tensor-core mma switched to TARGET's
@@ -150,7 +153,7 @@ struct Args {
   std::string via = "ptx"; // --emit cubin: assembled from PTX or compiled from CUDA
   std::map<std::string, lang::ExternalValue> constants;
   RunConfig run; // --dims, --seed and the other run options
-  bool printAfterAll = false, json = false;
+  bool printAfterAll = false, json = false, lineInfo = false;
   std::vector<std::string> schedules; // compare
   std::string measured;               // compare --measured
   std::string select;                 // compile --select: a selection file
@@ -275,6 +278,8 @@ int parseArgs(int argc, char **argv, Args &a) {
         return usageError("--sms is an option of kiln compare", i);
     } else if (arg == "--print-ir-after-all") {
       a.printAfterAll = true;
+    } else if (arg == "--lineinfo") {
+      a.lineInfo = true;
     } else if (arg == "--json") {
       a.json = true;
     } else if (arg == "--measured") {
@@ -435,6 +440,10 @@ int compileCommand(const Args &a) {
   if (a.via != "ptx" && a.emit != "cubin")
     return usageError("--via chooses how --emit cubin builds; --emit " + a.emit + " takes none",
                       -1);
+  if (a.lineInfo && !(gpu && (a.emit == "ptx" || (a.emit == "cubin" && a.via == "ptx"))))
+    return usageError("--lineinfo gives a GPU schedule's PTX (--emit ptx, or cubin through PTX) "
+                      "its source lines",
+                      -1);
   if (a.emit == "ptx" || a.emit == "cuda" || a.emit == "cubin") {
     if (a.emit == "cubin" && a.output.empty())
       return usageError("--emit cubin writes a binary: name it with -o FILE", -1);
@@ -442,7 +451,8 @@ int compileCommand(const Args &a) {
     GpuEmitter emitter = a.emit == "cuda" || (a.emit == "cubin" && a.via == "cuda")
                              ? GpuEmitter::Cuda
                              : GpuEmitter::Ptx;
-    if (!buildForGpu(c, a.emit == "cubin", build, llvm::errs(), a.printAfterAll, emitter))
+    if (!buildForGpu(c, a.emit == "cubin", build, llvm::errs(), a.printAfterAll, emitter,
+                     a.lineInfo))
       return 1;
     return writeGpuBuild(build, a.emit, a.output) ? 0 : 1;
   }

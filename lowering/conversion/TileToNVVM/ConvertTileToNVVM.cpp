@@ -240,16 +240,73 @@ Regs GpuKernelLowering::stageIn(const TileLayout &l, Type elem, Value base,
 }
 
 LogicalResult GpuKernelLowering::lowerCumsum(CumsumOp op) {
-  // Each element sums its prefix from shared memory: O(n) per element, for
-  // the short scans (a chunk's decays) it serves.
+  // Through the staging area: the tile goes out row-major, each line along
+  // the axis is scanned in place, and every thread reads its elements back.
+  // A line of at most 32 32-bit elements is one warp's: a lane an element,
+  // log2(n) up-shuffles. Summing each element's prefix from shared memory,
+  // as longer lines still do, is a chain of n dependent loads an element: a
+  // chunk's 32 decays took 695 instructions that way, a fifth of the fused
+  // prefill's chunk role (bench/RESULTS.md, "2026-11-29, evening: source
+  // lines").
   auto type = op.getType();
   ArrayRef<int64_t> shape = type.getShape();
   unsigned axis = op.getAxis();
+  int64_t n = shape[axis];
+  Type elem = type.getElementType();
+  bool isFloat = isa<FloatType>(elem);
   Value base = stagingBase();
   stageOut(op.getInput(), base);
   syncRole();
   TileLayout l = layoutOf(op.getResult());
-  Type elem = type.getElementType();
+  if (n <= 32 && elem.getIntOrFloatBitWidth() == 32) {
+    int64_t inner = 1;
+    for (int64_t d : shape.drop_front(axis + 1))
+      inner *= d;
+    int64_t lines = type.getNumElements() / n, warps = numWarps();
+    Type i32 = b.getI32Type();
+    Value full = LLVM::ConstantOp::create(b, loc(), i32, -1);
+    Value lowest = LLVM::ConstantOp::create(b, loc(), i32, 0); // an up shuffle's lane bound
+    Value zero = scalarConstant(b, loc(), elem, 0.0);
+    Value inLine = below(lane, n);
+    for (int64_t first = 0; first < lines; first += warps) {
+      OpBuilder::InsertionGuard guard(b);
+      Value line = add(warp, cIndex(first));
+      if (first + warps > lines)
+        enterIf(below(line, lines));
+      // Line (outer, in) holds elements outer * n * inner + i * inner + in.
+      Value outer = arith::DivUIOp::create(b, loc(), line, cIndex(inner));
+      Value in = arith::RemUIOp::create(b, loc(), line, cIndex(inner));
+      Value at = add(add(mul(outer, cIndex(n * inner)), mul(lane, cIndex(inner))), in);
+      Value addr = sharedElem(base, elem, at);
+      Value v = zero;
+      {
+        OpBuilder::InsertionGuard read(b);
+        auto load = scf::IfOp::create(b, loc(), TypeRange{elem}, inLine, true);
+        b.setInsertionPointToStart(load.thenBlock());
+        scf::YieldOp::create(b, loc(), ValueRange{LLVM::LoadOp::create(b, loc(), elem, addr)});
+        b.setInsertionPointToStart(load.elseBlock());
+        scf::YieldOp::create(b, loc(), ValueRange{zero});
+        v = load.getResult(0);
+      }
+      for (int64_t d = 1; d < n; d *= 2) {
+        Value offset = LLVM::ConstantOp::create(b, loc(), i32, d);
+        Value from = NVVM::ShflOp::create(b, loc(), elem, full, v, offset, lowest,
+                                          NVVM::ShflKind::up, UnitAttr());
+        from = arith::SelectOp::create(
+            b, loc(), arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::uge, lane, cIndex(d)),
+            from, zero);
+        v = isFloat ? arith::AddFOp::create(b, loc(), v, from).getResult()
+                    : arith::AddIOp::create(b, loc(), v, from).getResult();
+      }
+      enterIf(inLine);
+      LLVM::StoreOp::create(b, loc(), v, addr);
+    }
+    syncRole();
+    regs[op.getResult()] =
+        stageIn(l, elem, base, [&](ArrayRef<Value> c) { return rowMajor(c, shape); });
+    syncRole();
+    return success();
+  }
   SmallVector<Value> bases = threadBases(l);
   Regs out(l.numRegs());
   for (int64_t r = 0; r < l.numRegs(); ++r) {

@@ -943,3 +943,46 @@ tile.kernel @in_place_once(%N: index, %x: !tile.view<[N, 64, 64], bf16> {tile.ac
   }
   tile.return
 }
+
+// -----
+// A cumsum of 32 f32 (a chunk's log decays): out to the staging area, one
+// warp scans the line in place (a lane an element, five up-shuffles whose
+// lanes below the distance add nothing), then every thread reads its
+// elements back. No per-element prefix loop.
+// CHECK-LABEL: llvm.func @decays(
+// CHECK: nvvm.barrier0
+// CHECK-NOT: scf.for
+// CHECK-COUNT-5: nvvm.shfl.sync up
+// CHECK-NOT: nvvm.shfl.sync up
+// CHECK: nvvm.barrier0
+// CHECK: nvvm.barrier0
+// CHECK: llvm.return
+tile.kernel @decays(%N: index, %x: !tile.view<[N, 32], f32> {tile.access = "in"},
+                    %y: !tile.view<[N, 32], f32> {tile.access = "out"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 4, mma = "none",
+      roles = [], pipelines = []>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%n, %c0] window [1, 32] keep [1] : !tile.view<[N, 32], f32> -> !tile.tile<32xf32>
+  %s = tile.cumsum %t axis 0 : !tile.tile<32xf32>
+  tile.store %s, %y[%n, %c0] window [1, 32] keep [1] : !tile.tile<32xf32>, !tile.view<[N, 32], f32>
+  tile.return
+}
+
+// -----
+// A line longer than a warp keeps the prefix loop.
+// CHECK-LABEL: llvm.func @long_line(
+// CHECK-NOT: nvvm.shfl.sync up
+// CHECK: scf.for
+// CHECK: llvm.return
+tile.kernel @long_line(%N: index, %x: !tile.view<[N, 64], f32> {tile.access = "in"},
+                       %y: !tile.view<[N, 64], f32> {tile.access = "out"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 4, mma = "none",
+      roles = [], pipelines = []>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%n, %c0] window [1, 64] keep [1] : !tile.view<[N, 64], f32> -> !tile.tile<64xf32>
+  %s = tile.cumsum %t axis 0 : !tile.tile<64xf32>
+  tile.store %s, %y[%n, %c0] window [1, 64] keep [1] : !tile.tile<64xf32>, !tile.view<[N, 64], f32>
+  tile.return
+}

@@ -1,0 +1,97 @@
+"""Sums Nsight Compute's per-SASS-instruction samples by .tile source line.
+
+A cubin built with `kiln compile --lineinfo` carries the line of the .tile
+op each instruction came from; `nvdisasm -g` prints it. This joins ncu's
+source page (one row per SASS instruction, by runtime address: the
+kernel's first instruction is offset 0) with that map, and prints the
+lines taking the most stall samples and issued instructions, with their
+source text.
+
+usage: python3 bench/ncu_lines.py SOURCE.csv DISASM.txt [--top N]
+  SOURCE.csv: ncu -i R --page source --print-source sass --csv (one kernel)
+  DISASM.txt: nvdisasm -g -fun INDEX KERNEL.cubin (that kernel alone), or
+              the whole cubin's with --kernel NAME
+"""
+import argparse
+import re
+from collections import defaultdict
+from pathlib import Path
+
+from ncu_opcodes import read_source_table
+
+LINE = re.compile(r'//## File "([^"]+)", line (\d+)')
+INSTR = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(\S.*?)\s*;")
+FUNC = re.compile(r"^\s*\.text\.(\S+):")
+
+
+def line_map(disasm, kernel=None):
+    """Offset -> (file, line) for every instruction of `kernel` (the only
+    one, or the one named) in nvdisasm -g output."""
+    where, current, inside = {}, None, kernel is None
+    for text in disasm.splitlines():
+        f = FUNC.match(text)
+        if f:
+            inside = kernel is None or f.group(1) == kernel
+            current = None
+            continue
+        if not inside:
+            continue
+        m = LINE.search(text)
+        if m:
+            current = (m.group(1), int(m.group(2)))
+            continue
+        i = INSTR.search(text)
+        if i and current:
+            where[int(i.group(1), 16)] = current
+    return where
+
+
+def number(r, col):
+    try:
+        return float(r.get(col) or 0)
+    except ValueError:
+        return 0.0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("source_csv")
+    ap.add_argument("disasm")
+    ap.add_argument("--kernel", help="the kernel's name, when DISASM holds several")
+    ap.add_argument("--top", type=int, default=25)
+    args = ap.parse_args()
+    table = read_source_table(args.source_csv)
+    if table is None:
+        return
+    names, rows = table
+    samples = next(c for c in names if c.startswith("Warp Stall Sampling (All"))
+    issued = "Instructions Executed"
+    where = line_map(Path(args.disasm).read_text(), args.kernel)
+    addrs = [int(r["Address"], 16) for r in rows if r.get("Address", "").startswith("0x")]
+    base = min(addrs)
+    by_line = defaultdict(lambda: [0.0, 0.0, 0])
+    for r in rows:
+        if not r.get("Address", "").startswith("0x"):
+            continue
+        key = where.get(int(r["Address"], 16) - base, ("?", 0))
+        acc = by_line[key]
+        acc[0] += number(r, samples)
+        acc[1] += number(r, issued)
+        acc[2] += 1
+    total_s = sum(v[0] for v in by_line.values()) or 1
+    total_i = sum(v[1] for v in by_line.values()) or 1
+    sources = {}
+    print(f"{len(where)} instructions mapped to lines; samples {total_s:.0f}, "
+          f"warp-instructions issued {total_i:.0f}")
+    print(" samples  issued  instrs  line")
+    for (path, line), (s, i, n) in sorted(by_line.items(), key=lambda kv: -kv[1][0])[:args.top]:
+        if path not in sources:
+            p = Path(path)
+            sources[path] = p.read_text().splitlines() if p.is_file() else []
+        text = sources[path][line - 1].strip() if 0 < line <= len(sources[path]) else ""
+        print(f"{100 * s / total_s:6.1f}% {100 * i / total_i:6.1f}% {n:6d}  "
+              f"{Path(path).name}:{line}  {text[:80]}")
+
+
+if __name__ == "__main__":
+    main()
