@@ -1,7 +1,9 @@
 """Sums Nsight Compute's per-SASS-instruction samples by .tile source line.
 
-A cubin built with `kiln compile --lineinfo` carries the line of the .tile
-op each instruction came from; `nvdisasm -g` prints it. This joins ncu's
+A cubin built with `kiln compile --lineinfo` (through PTX or CUDA) carries
+the line of the .tile op each instruction came from; `nvdisasm -gi` prints
+it (for an inlined CUDA helper's instruction, the line it was inlined at:
+the op's). This joins ncu's
 source page (one row per SASS instruction, by runtime address: the
 kernel's first instruction is offset 0) with that map, and prints the
 lines taking the most stall samples and issued instructions, with their
@@ -9,8 +11,8 @@ source text.
 
 usage: python3 bench/ncu_lines.py SOURCE.csv DISASM.txt [--top N]
   SOURCE.csv: ncu -i R --page source --print-source sass --csv (one kernel)
-  DISASM.txt: nvdisasm -g -fun INDEX KERNEL.cubin (that kernel alone), or
-              the whole cubin's with --kernel NAME
+  DISASM.txt: nvdisasm -gi -c KERNEL.cubin (with --kernel NAME where the
+              cubin holds several kernels)
 """
 import argparse
 import re
@@ -19,7 +21,7 @@ from pathlib import Path
 
 from ncu_opcodes import read_source_table
 
-LINE = re.compile(r'//## File "([^"]+)", line (\d+)')
+LINE = re.compile(r'File "([^"]+)", line (\d+)')
 INSTR = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(\S.*?)\s*;")
 FUNC = re.compile(r"^\s*\.text\.(\S+):")
 
@@ -36,9 +38,9 @@ def line_map(disasm, kernel=None):
             continue
         if not inside:
             continue
-        m = LINE.search(text)
-        if m:
-            current = (m.group(1), int(m.group(2)))
+        m = LINE.findall(text)
+        if m:  # "File A, line x inlined at B, line y": the op's is the last
+            current = (m[-1][0], int(m[-1][1]))
             continue
         i = INSTR.search(text)
         if i and current:

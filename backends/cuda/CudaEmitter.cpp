@@ -105,7 +105,8 @@ bool kiln::emitCudaSource(ModuleOp module, const CudaSourceInfo &info, llvm::raw
       return false;
     }
     auto it = info.params.find(func.getSymName().str());
-    KernelPrinter printer(func, it == info.params.end() ? nullptr : &it->second, helpers, ks);
+    KernelPrinter printer(func, it == info.params.end() ? nullptr : &it->second, helpers, ks,
+                          info.lineDirectives);
     ks << "\n";
     if (!printer.print(error))
       return false;

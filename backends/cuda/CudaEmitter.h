@@ -39,6 +39,8 @@ struct CudaSourceInfo {
   std::vector<std::string> banner;
   /// Per kernel entry; a kernel without one gets `argN` of the IR's types.
   std::map<std::string, CudaKernelParams> params;
+  /// `#line` before every line of a kernel's body: its op's .tile line.
+  bool lineDirectives = false;
 };
 
 /// Prints every kernel of `module` (buildGpuKernelPipeline's output) as one

@@ -203,6 +203,8 @@ std::string KernelPrinter::declare(Value v, StringRef hint) {
 }
 
 raw_ostream &KernelPrinter::line() {
+  if (lineDirectives && sourceLine)
+    os << "#line " << sourceLine << " \"" << sourceFile << "\"\n";
   for (unsigned i = 0; i < indent; ++i)
     os << "  ";
   return os;
@@ -302,7 +304,25 @@ static std::string sourceOf(Location loc, std::string &id) {
   return "";
 }
 
+/// The first file position a location carries.
+static std::optional<FileLineColLoc> filePosition(Location loc) {
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    return file;
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return filePosition(name.getChildLoc());
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location l : fused.getLocations())
+      if (auto file = filePosition(l))
+        return file;
+  return std::nullopt;
+}
+
 void KernelPrinter::noteSource(Operation *op) {
+  if (lineDirectives)
+    if (std::optional<FileLineColLoc> file = filePosition(op->getLoc())) {
+      sourceFile = file->getFilename().str();
+      sourceLine = file->getLine();
+    }
   std::string id;
   std::string s = sourceOf(op->getLoc(), id);
   if (s.empty())

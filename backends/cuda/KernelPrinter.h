@@ -48,9 +48,12 @@ struct PrintError {
 
 class KernelPrinter {
 public:
+  /// With `lineDirectives`, every line of the kernel's body is preceded by
+  /// `#line N "FILE"`: the .tile line of the op it prints, so nvcc
+  /// -lineinfo maps each instruction to the source.
   KernelPrinter(mlir::LLVM::LLVMFuncOp func, const CudaKernelParams *params, CudaHelpers &helpers,
-                llvm::raw_ostream &os)
-      : helpers(helpers), func(func), params(params), os(os) {}
+                llvm::raw_ostream &os, bool lineDirectives = false)
+      : helpers(helpers), func(func), params(params), os(os), lineDirectives(lineDirectives) {}
   /// Prints the kernel; on failure sets `error` (with the op's location).
   bool print(std::string &error);
 
@@ -97,6 +100,10 @@ private:
   std::set<std::string> taken;
   unsigned counter = 0, indent = 1;
   std::string lastSource;
+  bool lineDirectives;
+  /// The .tile file and line of the op being printed (0: none yet).
+  std::string sourceFile;
+  unsigned sourceLine = 0;
   /// Ops not printed where they stand: extracts an in-place asm update
   /// reads directly, products fused into an fma, a masked store's address
   /// printed with its offset apart.

@@ -16,9 +16,10 @@ std::string findNvcc();
 /// `report` from ptxas's resource lines as assemblePtx does. Any warning is
 /// an error: generated source compiles clean or not at all. Multiplies and
 /// adds may fuse (nvcc's default), as the NVVM path's plain mul.f32 /
-/// add.f32 let ptxas fuse them.
+/// add.f32 let ptxas fuse them. With `lineInfo`, the cubin keeps the
+/// source's line table (nvcc -lineinfo).
 bool compileCudaSource(const std::string &source, const TargetDesc &target, std::string &cubin,
-                       PtxasReport &report, std::string &error);
+                       PtxasReport &report, std::string &error, bool lineInfo = false);
 
 } // namespace kiln
 

@@ -326,6 +326,7 @@ bool kiln::buildForGpu(Compiled &c, bool assemble, GpuBuild &out, llvm::raw_ostr
                  " with schedule " + scheduleFile + " for " + target.name + ".";
     info.banner = {out.origin,
                    "Every line comes from lowering the op's tile IR; regenerate rather than edit."};
+    info.lineDirectives = lineInfo;
     if (out.manifest.isOp())
       for (const KernelManifest &k : out.manifest.kernels)
         info.params[k.entry] = cudaKernelParams(k);
@@ -336,7 +337,7 @@ bool kiln::buildForGpu(Compiled &c, bool assemble, GpuBuild &out, llvm::raw_ostr
       errs << "kiln: error: " << error << "\n";
       return false;
     }
-    if (assemble && !compileCudaSource(out.cuda, target, out.cubin, out.report, error)) {
+    if (assemble && !compileCudaSource(out.cuda, target, out.cubin, out.report, error, lineInfo)) {
       errs << "kiln: error: " << error << "\n";
       return false;
     }

@@ -65,8 +65,9 @@ struct GpuBuild {
 /// PTX (with `assemble`, ptxas makes the cubin) or to CUDA C++ (with
 /// `assemble`, nvcc makes it). Errors go to `errs`. With `printIrAfterAll`,
 /// the IR after every pass goes to stderr. With `lineInfo`, the PTX carries
-/// each instruction's .tile line (`.loc`) and the cubin keeps it, so a
-/// profiler attributes samples to the source.
+/// each instruction's .tile line (`.loc`), or the CUDA source each line's
+/// (`#line`), and the cubin keeps it, so a profiler attributes samples to
+/// the .tile source.
 bool buildForGpu(Compiled &compiled, bool assemble, GpuBuild &out, llvm::raw_ostream &errs,
                  bool printIrAfterAll = false, GpuEmitter emitter = GpuEmitter::Ptx,
                  bool lineInfo = false);

@@ -49,9 +49,10 @@ usage:
       CUDA source with nvcc instead; needs -o) and prints the register /
       shared memory / spill report. With -o, ptx, cuda and cubin also write
       FILE's manifest (FILE with .json): entry, parameters, grid, block.
-      --lineinfo (ptx and cubin through PTX) gives every PTX instruction its
-      .tile line (.loc) and keeps it in the cubin (ptxas -lineinfo), so
-      Nsight Compute attributes its samples to the source's lines.
+      --lineinfo gives every PTX instruction its .tile line (.loc), or every
+      line of the CUDA source its .tile line (#line), and keeps them in the
+      cubin (-lineinfo), so Nsight Compute attributes its samples to the
+      source's lines.
       --print-ir-after-all prints the IR after every pass to stderr.
       --retarget TARGET compiles the schedule's twin for TARGET: the same
       tiles, roles and pipelines, its tensor-core mma switched to TARGET's
@@ -440,9 +441,9 @@ int compileCommand(const Args &a) {
   if (a.via != "ptx" && a.emit != "cubin")
     return usageError("--via chooses how --emit cubin builds; --emit " + a.emit + " takes none",
                       -1);
-  if (a.lineInfo && !(gpu && (a.emit == "ptx" || (a.emit == "cubin" && a.via == "ptx"))))
-    return usageError("--lineinfo gives a GPU schedule's PTX (--emit ptx, or cubin through PTX) "
-                      "its source lines",
+  if (a.lineInfo && !(gpu && (a.emit == "ptx" || a.emit == "cuda" || a.emit == "cubin")))
+    return usageError("--lineinfo gives a GPU schedule's PTX, CUDA source or cubin its source "
+                      "lines",
                       -1);
   if (a.emit == "ptx" || a.emit == "cuda" || a.emit == "cubin") {
     if (a.emit == "cubin" && a.output.empty())
