@@ -6,10 +6,11 @@ it (for an inlined CUDA helper's instruction, the line it was inlined at:
 the op's). This joins ncu's
 source page (one row per SASS instruction, by runtime address: the
 kernel's first instruction is offset 0) with that map, and prints the
-lines taking the most stall samples and issued instructions, with their
-source text.
+lines taking the most stall samples and issued instructions (with
+--shared, the most shared-memory wavefronts and how many of them bank
+conflicts added), with their source text.
 
-usage: python3 bench/ncu_lines.py SOURCE.csv DISASM.txt [--top N]
+usage: python3 bench/ncu_lines.py SOURCE.csv DISASM.txt [--kernel NAME] [--top N] [--shared]
   SOURCE.csv: ncu -i R --page source --print-source sass --csv (one kernel)
   DISASM.txt: nvdisasm -gi -c KERNEL.cubin (with --kernel NAME where the
               cubin holds several kernels)
@@ -61,6 +62,8 @@ def main():
     ap.add_argument("disasm")
     ap.add_argument("--kernel", help="the kernel's name, when DISASM holds several")
     ap.add_argument("--top", type=int, default=25)
+    ap.add_argument("--shared", action="store_true",
+                    help="rank lines by shared-memory wavefronts (the source page's memory columns)")
     args = ap.parse_args()
     table = read_source_table(args.source_csv)
     if table is None:
@@ -71,6 +74,11 @@ def main():
     where = line_map(Path(args.disasm).read_text(), args.kernel)
     addrs = [int(r["Address"], 16) for r in rows if r.get("Address", "").startswith("0x")]
     base = min(addrs)
+    if args.shared:
+        samples, issued = "L1 Wavefronts Shared", "L1 Wavefronts Shared Excessive"
+        if samples not in names:
+            print("no shared-memory columns: profile with --section SourceCounters")
+            return
     by_line = defaultdict(lambda: [0.0, 0.0, 0])
     for r in rows:
         if not r.get("Address", "").startswith("0x"):
@@ -80,18 +88,24 @@ def main():
         acc[0] += number(r, samples)
         acc[1] += number(r, issued)
         acc[2] += 1
-    total_s = sum(v[0] for v in by_line.values()) or 1
-    total_i = sum(v[1] for v in by_line.values()) or 1
+    total_s = sum(v[0] for v in by_line.values())
+    total_i = sum(v[1] for v in by_line.values())
     sources = {}
-    print(f"{len(where)} instructions mapped to lines; samples {total_s:.0f}, "
-          f"warp-instructions issued {total_i:.0f}")
-    print(" samples  issued  instrs  line")
+    if args.shared:
+        print(f"{len(where)} instructions mapped to lines; shared wavefronts {total_s:.0f}, "
+              f"of them added by bank conflicts {total_i:.0f}")
+        print("  shared conflicts  instrs  line   (conflicts: of the line's wavefronts)")
+    else:
+        print(f"{len(where)} instructions mapped to lines; samples {total_s:.0f}, "
+              f"warp-instructions issued {total_i:.0f}")
+        print(" samples  issued  instrs  line")
     for (path, line), (s, i, n) in sorted(by_line.items(), key=lambda kv: -kv[1][0])[:args.top]:
         if path not in sources:
             p = Path(path)
             sources[path] = p.read_text().splitlines() if p.is_file() else []
         text = sources[path][line - 1].strip() if 0 < line <= len(sources[path]) else ""
-        print(f"{100 * s / total_s:6.1f}% {100 * i / total_i:6.1f}% {n:6d}  "
+        second = 100 * i / max(s, 1) if args.shared else 100 * i / max(total_i, 1)
+        print(f"{100 * s / max(total_s, 1):6.1f}% {second:6.1f}% {n:6d}  "
               f"{Path(path).name}:{line}  {text[:80]}")
 
 
