@@ -20,6 +20,7 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
+from ncu_memory import number
 from ncu_opcodes import read_source_table
 
 LINE = re.compile(r'File "([^"]+)", line (\d+)')
@@ -47,13 +48,6 @@ def line_map(disasm, kernel=None):
         if i and current:
             where[int(i.group(1), 16)] = current
     return where
-
-
-def number(r, col):
-    try:
-        return float(r.get(col) or 0)
-    except ValueError:
-        return 0.0
 
 
 def main():
@@ -85,8 +79,8 @@ def main():
             continue
         key = where.get(int(r["Address"], 16) - base, ("?", 0))
         acc = by_line[key]
-        acc[0] += number(r, samples)
-        acc[1] += number(r, issued)
+        acc[0] += number(r.get(samples))
+        acc[1] += number(r.get(issued))
         acc[2] += 1
     total_s = sum(v[0] for v in by_line.values())
     total_i = sum(v[1] for v in by_line.values())

@@ -282,49 +282,39 @@ void KernelPrinter::planWordReads() {
   });
 }
 
-/// The .tile position and op ID a location carries, as "file:line:col (id)".
-static std::string sourceOf(Location loc, std::string &id) {
+/// The .tile position and op ID a location carries, as "file:line:col (id)";
+/// `at` is set to that position.
+static std::string sourceOf(Location loc, std::string &id, std::optional<FileLineColLoc> &at) {
   if (auto name = dyn_cast<NameLoc>(loc)) {
-    std::string s = sourceOf(name.getChildLoc(), id);
+    std::string s = sourceOf(name.getChildLoc(), id, at);
     if (!StringRef(name.getName()).starts_with("role "))
       id = name.getName().str();
     return s;
   }
   if (auto fused = dyn_cast<FusedLoc>(loc)) {
     for (Location l : fused.getLocations()) {
-      std::string s = sourceOf(l, id);
+      std::string s = sourceOf(l, id, at);
       if (!s.empty())
         return s;
     }
     return "";
   }
-  if (auto file = dyn_cast<FileLineColLoc>(loc))
+  if (auto file = dyn_cast<FileLineColLoc>(loc)) {
+    at = file;
     return llvm::sys::path::filename(file.getFilename().getValue()).str() + ":" +
            std::to_string(file.getLine()) + ":" + std::to_string(file.getColumn());
+  }
   return "";
 }
 
-/// The first file position a location carries.
-static std::optional<FileLineColLoc> filePosition(Location loc) {
-  if (auto file = dyn_cast<FileLineColLoc>(loc))
-    return file;
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return filePosition(name.getChildLoc());
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location l : fused.getLocations())
-      if (auto file = filePosition(l))
-        return file;
-  return std::nullopt;
-}
-
 void KernelPrinter::noteSource(Operation *op) {
-  if (lineDirectives)
-    if (std::optional<FileLineColLoc> file = filePosition(op->getLoc())) {
-      sourceFile = file->getFilename().str();
-      sourceLine = file->getLine();
-    }
   std::string id;
-  std::string s = sourceOf(op->getLoc(), id);
+  std::optional<FileLineColLoc> at;
+  std::string s = sourceOf(op->getLoc(), id, at);
+  if (lineDirectives && at) {
+    sourceFile = at->getFilename().str();
+    sourceLine = at->getLine();
+  }
   if (s.empty())
     return;
   if (!id.empty())

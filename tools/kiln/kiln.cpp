@@ -281,6 +281,8 @@ int parseArgs(int argc, char **argv, Args &a) {
       a.printAfterAll = true;
     } else if (arg == "--lineinfo") {
       a.lineInfo = true;
+      if (a.command != "compile")
+        return usageError("--lineinfo is an option of kiln compile", i);
     } else if (arg == "--json") {
       a.json = true;
     } else if (arg == "--measured") {

@@ -321,8 +321,8 @@ LogicalResult GpuKernelLowering::lowerCumsum(CumsumOp op) {
       src[axis] = loop.getInductionVar();
       Value v = LLVM::LoadOp::create(b, loc(), elem, sharedElem(base, elem, rowMajor(src, shape)));
       Value acc = loop.getRegionIterArgs()[0];
-      Value sum = isa<FloatType>(elem) ? arith::AddFOp::create(b, loc(), acc, v).getResult()
-                                       : arith::AddIOp::create(b, loc(), acc, v).getResult();
+      Value sum = isFloat ? arith::AddFOp::create(b, loc(), acc, v).getResult()
+                          : arith::AddIOp::create(b, loc(), acc, v).getResult();
       scf::YieldOp::create(b, loc(), ValueRange{sum});
     }
     out[r] = loop.getResult(0);
