@@ -11,8 +11,11 @@ state dtype and rows a program (BV) bit for bit.
 
 With --flashinfer, FlashInfer's gated_delta_rule_mtp (f32 state pool through
 the same slots, the pool updated, no intermediate states) beside them.
+With --per-kernel, each kernel of an op of several launches
+(gdn_decode_mtp_chunked: factors, then scan) is also timed alone.
 
 usage: python3 bench/mtp_bench.py --decode DECODE.json... MTP.json... [--json OUT] [--flashinfer]
+       [--per-kernel]
 """
 import argparse
 import json
@@ -46,6 +49,8 @@ def main():
     ap.add_argument("--tokens", default="1,2,4,8")
     ap.add_argument("--heads", default="16/32")
     ap.add_argument("--flashinfer", action="store_true", help="also time FlashInfer's MTP kernel")
+    ap.add_argument("--per-kernel", action="store_true",
+                    help="also time each kernel of an op (several launches) alone")
     args = ap.parse_args()
     if args.flashinfer:
         flashinfer_peer.load_decode()
@@ -131,6 +136,15 @@ def main():
                     unit = step[same[0].tag] if same else float("nan")
                     line += (f" | {m.tag} {t:8.2f} us x{row['fla_us'] / t:4.2f} FLA, "
                              f"{t / unit:4.2f} steps")
+                    if args.per_kernel and m.is_op:
+                        parts = []
+                        for i, entry in enumerate(m.entries):
+                            alone = lambda: m.launch_one(i, q, k, v, a, b, A_log,  # noqa: E731
+                                                         dt_bias, slots, slots, st, *extra, o,
+                                                         scale)
+                            us = row[f"{m.tag}_{entry}_us"] = graph_us(alone)
+                            parts.append(f"{entry} {us:.2f}")
+                        line += " [" + ", ".join(parts) + "]"
                 rows.append(row)
                 print(line, flush=True)
     if args.json:

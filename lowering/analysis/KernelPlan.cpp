@@ -852,6 +852,36 @@ bool KernelPlan::resultInFragment(DotOp dot, const std::optional<DotPair> &pair,
          (!pair || pair->second->getAttr(kLayoutAttr) == fragment);
 }
 
+void KernelPlan::placeOwnProductStaging(DotOp dot, const std::optional<DotPair> &pair, MmaTiling &t,
+                                        bool aInPlace, bool bInPlace) const {
+  bool ownsA = !pair || !pair->sharesRhs;
+  t.placeStagingAreas(!aInPlace && !(ownsA && readsARegisters(dot, t)), !bInPlace);
+}
+
+int64_t KernelPlan::ownProductStagingBytes(DotOp dot, int64_t warps,
+                                           function_ref<bool(Value)> readInPlace) const {
+  int64_t most = 0;
+  auto size = [&](const std::optional<DotPair> &pair) {
+    std::string why;
+    FailureOr<MmaTiling> t = pair ? MmaTiling::get(MmaTiling::Kind::Wgmma, *pair, warps, why)
+                                  : MmaTiling::get(MmaTiling::Kind::Wgmma, dot, warps, why);
+    if (failed(t))
+      return; // the lowering reports it
+    placeOwnProductStaging(dot, pair, *t, readInPlace(dot.getLhs()), readInPlace(dot.getRhs()));
+    // Accumulated onto a resident in registers, or left in the
+    // accumulators: nothing comes back through the result rows.
+    const ResidentPlan *onto = residentUpdatedBy(dot);
+    bool owns = !pair || !pair->sharesRhs;
+    bool readBack =
+        !(owns && ((onto && onto->inRegisters) || (!onto && resultInFragment(dot, pair, *t))));
+    most = std::max(most, readBack ? t->bytes : t->dOffset);
+  };
+  size(std::nullopt);
+  if (std::optional<DotPair> pair = DotPair::of(dot))
+    size(pair);
+  return most;
+}
+
 bool KernelPlan::stagesNothing(DotOp dot, int64_t warps) const {
   std::optional<DotPair> pair = DotPair::of(dot);
   if (pair && pair->sharesRhs)
@@ -1290,10 +1320,20 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
              movesInWarps(op, schedule.getMma(), plan.layoutWarps);
     };
     bool wgmma = MmaTiling::kindOf(schedule.getMma()) == MmaTiling::Kind::Wgmma;
+    // A resident in registers laid out otherwise than its fragment passes
+    // through the result rows: every product keeps its result area then.
+    bool passesThrough = llvm::any_of(plan.residents, [](const ResidentPlan &res) {
+      return res.inRegisters && !res.inFragmentLayout;
+    });
     role.stagingBytes = mostOf(kernel, role, largest, [&](Operation *op) -> int64_t {
       // What the lowering moves in registers only takes no room.
       if (auto dot = dyn_cast<DotOp>(op); dot && wgmma && plan.stagesNothing(dot, warps))
         return 0;
+      // A wgmma product of its own role's: no room for an A read from
+      // registers nor for a result that stays in the accumulators.
+      if (auto dot = dyn_cast<DotOp>(op);
+          dot && wgmma && role.issuer < 0 && !passesThrough && !plan.stagesWholeLayout(op))
+        return plan.ownProductStagingBytes(dot, warps, readInPlace);
       if (auto slice = dyn_cast<SliceOp>(op); slice && plan.foldsSlice(slice, schedule))
         return 0;
       if (auto tr = dyn_cast<TransposeOp>(op)) {

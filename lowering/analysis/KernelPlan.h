@@ -297,6 +297,16 @@ struct KernelPlan {
   /// ring, B (and a pair's stacked operand) in place, the result kept in
   /// the accumulators (a fragment, or a resident that meets no staging).
   bool stagesNothing(tile::DotOp dot, int64_t warps) const;
+  /// Places `t`'s staging areas for a wgmma product its own role issues
+  /// (`pair` when it runs paired): no A area where A is read from the
+  /// registers holding it, nor for an operand read in place from a ring.
+  /// The lowering and the staging area's size agree through this.
+  void placeOwnProductStaging(tile::DotOp dot, const std::optional<DotPair> &pair, MmaTiling &t,
+                              bool aInPlace, bool bInPlace) const;
+  /// The staging bytes such a product needs, alone or paired: its placed
+  /// areas, and the result rows only where the result is read back.
+  int64_t ownProductStagingBytes(tile::DotOp dot, int64_t warps,
+                                 llvm::function_ref<bool(mlir::Value)> readInPlace) const;
   /// Whether product `dot`, tiled as `t` (wgmma), reads A from this
   /// thread's registers: round r of warpgroup wg multiplies rows 64 (wg + r
   /// * warpgroups) with no column parts, which the lhs holds there (a

@@ -20,6 +20,7 @@ BUNDLED = [("gdn/prefill_sm_90a", "fi_h200_2026-11-28_prefill.json", "_graph_ms"
            ("gdn/decode_sm_90a_bf16", "fi_h200_2026-11-28_decode.json", "_graph_us"),
            ("gdn/decode_sm_90a_f8", "decode_f8_h200_2026-11-29.json", "_graph_us"),
            ("gdn/mtp_sm_90a_f8", "mtp_f8_h200_2026-11-29b.json", "_us"),
+           ("gdn/mtp_sm_90a", "mtp_chunked_h200_2026-11-29.json", "_us"),
            ("gemm/gemm_sm_90a", "gemm_h200_2026-11-28_tiles.json", "_ms"),
            ("gemm/gemm_nt_sm_90a", "gemm_h200_2026-11-28_forms.json", "_ms"),
            ("gemm/gemm_bias_sm_90a", "gemm_h200_2026-11-28_forms.json", "@ACT=2_ms")]

@@ -375,8 +375,12 @@ FailureOr<GpuKernelLowering::Product> GpuKernelLowering::planProduct(DotOp op, M
               "(a loop around both, or `persistent`): load it in the product's loop";
   }
   // Those take no room in the staging area, as KernelPlan sized it.
-  if (!plan.stagesWholeLayout(op))
-    p.t.placeStagingAreas(!p.aRing, !p.bRing);
+  if (!plan.stagesWholeLayout(op)) {
+    if (ownsAccumulators(p, kind))
+      plan.placeOwnProductStaging(op, p.pair, p.t, p.aRing, p.bRing);
+    else
+      p.t.placeStagingAreas(!p.aRing, !p.bRing);
+  }
   p.bNMajor = p.bRing ? p.bRing->ring->nMajor : stagesBNMajor(op, p);
   p.aSwizzled = p.aRing || swizzlePays(op.getLhs(), /*isLhs=*/true, p.t);
   p.bSwizzled = p.bRing || swizzlePays(op.getRhs(), /*isLhs=*/false, p.t, p.bNMajor);
