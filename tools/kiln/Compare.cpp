@@ -293,7 +293,7 @@ void printSelection(const CompareOptions &o, const json::Value *benchRows) {
   std::printf("  measured shapes (%s): picked, and the fastest measured\n", o.measuredPath.c_str());
   for (const json::Value &row : benchRows->array) {
     // The benches time in ms (prefill_bench.py: NAME_graph_ms) or in us
-    // (decode_bench.py: NAME_graph_us).
+    // (decode_bench.py: NAME_graph_us; mtp_bench.py: NAME_us).
     std::map<std::string, int64_t> dims;
     std::map<std::string, double> times;
     std::string unit;
@@ -306,7 +306,7 @@ void printSelection(const CompareOptions &o, const json::Value *benchRows) {
         dims[key] = v.asInt();
       for (const char *u : {"ms", "us"}) {
         llvm::StringRef k(key);
-        if (k.consume_back(std::string("_graph_") + u) &&
+        if ((k.consume_back(std::string("_graph_") + u) || k.consume_back(std::string("_") + u)) &&
             llvm::any_of(sel.rules, [&](const SelectionRule &r) { return r.schedule == k; })) {
           times[k.str()] = v.number;
           unit = u;
