@@ -8,6 +8,7 @@
 #ifndef KILN_TESTS_UNIT_GDNNUMERICS_H
 #define KILN_TESTS_UNIT_GDNNUMERICS_H
 
+#include "dsl/schedule/Schedule.h"
 #include "tools/kiln/Driver.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -32,6 +33,16 @@ inline std::vector<std::string> gdnSchedules(const std::string &prefix) {
 /// The GDN ops' consts as a test sets them.
 inline std::map<std::string, lang::ExternalValue> gdnConsts(int64_t K, int64_t V, bool l2) {
   return {{"K", {K, "", "test"}}, {"V", {V, "", "test"}}, {"USE_QK_L2NORM", {l2, "", "test"}}};
+}
+
+/// Whether `schedule`'s state rows a program (BV) divide V: a schedule of
+/// 64 rows cannot split V = 32 (the source's `require` rejects it at
+/// compile time); a symbol (`BV: V`) always does.
+inline bool splitsV(const std::string &schedule, int64_t V) {
+  Schedule s;
+  REQUIRE(loadSchedule(schedule, s, llvm::errs()));
+  auto bv = s.params.find("BV");
+  return bv == s.params.end() || !bv->second.symbol.empty() || V % bv->second.value == 0;
 }
 
 /// Requires `count` checks, none with NaN or Inf, each within tolerance.
