@@ -228,6 +228,43 @@ def Tile_StoreOp : Tile_Op<"store", [MemoryEffects<[MemWrite]>, AttrSizedOperand
   let hasVerifier = 1;
 }
 
+def Tile_AwaitEarlierOp : Tile_Op<"await_earlier", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "wait until the launches before this kernel's have finished";
+  let description = [{
+    A kernel launched early (`early_start: true` in its schedule: CUDA's
+    programmatic dependent launch) may start while the launch before it
+    still runs. The compiler places this op in such a kernel before its
+    first access to a tensor that an earlier launch of its op writes (or
+    reads, where this kernel writes it), at the top of the kernel's body, so
+    that every thread passes it. On a GPU it is `griddepcontrol.wait`: the
+    thread waits until the launches before have completed and their writes
+    are visible. Nothing is moved across it. On the CPU, where kernels run
+    one after another, it is a no-op.
+
+    ```mlir
+    tile.await_earlier
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def Tile_AllowLaterOp : Tile_Op<"allow_later", [MemoryEffects<[MemWrite]>]> {
+  let summary = "let an early-started next launch begin its programs";
+  let description = [{
+    Placed at the top of a kernel whose next launch in its op starts early
+    (see `tile.await_earlier`): once every program of this kernel has passed
+    it, the next launch's programs may be scheduled on the SMs this one
+    leaves free. On a GPU it is `griddepcontrol.launch_dependents`; it
+    orders no memory (the next kernel waits for this one's completion where
+    it reads its results). On the CPU a no-op.
+
+    ```mlir
+    tile.allow_later
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
 def Tile_SignalOp : Tile_Op<"signal", [MemoryEffects<[MemWrite]>]> {
   let summary = "publish a flag once the program's stores are visible";
   let description = [{

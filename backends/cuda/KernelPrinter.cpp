@@ -1199,6 +1199,10 @@ bool KernelPrinter::printInlineAsm(LLVM::InlineAsmOp a) {
   SmallVector<StringRef> constraints;
   if (!a.getConstraints().empty())
     StringRef(a.getConstraints()).split(constraints, ',');
+  // A memory clobber (griddepcontrol.wait's) is the "memory" every volatile
+  // asm here has.
+  bool clobbersMemory = llvm::is_contained(constraints, "~{memory}");
+  llvm::erase(constraints, "~{memory}");
   // Outputs: the result, or each member of a struct result.
   SmallVector<Type> outTypes;
   std::string result;
@@ -1298,7 +1302,8 @@ bool KernelPrinter::printInlineAsm(LLVM::InlineAsmOp a) {
     }
   }
   line() << "asm" << (a.getHasSideEffects() ? " volatile" : "") << "(\"" << text << "\" : " << outs
-         << " : " << ins << (a.getHasSideEffects() ? " : \"memory\"" : "") << ");\n";
+         << " : " << ins << (a.getHasSideEffects() || clobbersMemory ? " : \"memory\"" : "")
+         << ");\n";
   return true;
 }
 

@@ -110,7 +110,9 @@ private:
   /// Every dim as a local `dim_NAME` of `type`: given, derived, aligned.
   void printDimLocals(const char *type);
   void printScratchOffsets();
-  void printStep(size_t step, const OpPlan::Launch &launch);
+  /// `tracked`: the launcher tracks whether each launch ran (`ran`), as an
+  /// early launch (OpPlan::Launch::early) starts early only after one that did.
+  void printStep(size_t step, const OpPlan::Launch &launch, bool tracked);
   std::string kernelArgument(const OpPlan::Launch &launch, size_t param) const;
 };
 
@@ -184,10 +186,14 @@ void HeaderPrinter::printScratchOffsets() {
   os << "  return at;\n}\n";
 }
 
-void HeaderPrinter::printStep(size_t step, const OpPlan::Launch &launch) {
+void HeaderPrinter::printStep(size_t step, const OpPlan::Launch &launch, bool tracked) {
   const KernelManifest &k = kernelOf(step);
   std::string s = std::to_string(step);
   os << "  { // " << k.entry << "\n";
+  if (launch.early)
+    os << "    const bool after = ran; // the launch before ran on `stream`\n";
+  if (tracked)
+    os << "    ran = false;\n";
   // Grid extents; an empty grid has nothing to do.
   os << "    int64_t grid[3] = {1, 1, 1};\n";
   for (size_t i = 0; i < k.grid.size() && i < 3; ++i)
@@ -300,10 +306,28 @@ void HeaderPrinter::printStep(size_t step, const OpPlan::Launch &launch) {
   }
   std::string in = launch.overlap ? "  " : "";
   os << in << "      if (before && (status = cudaEventRecord(before, stream)) != cudaSuccess)\n"
-     << in << "        return status;\n"
-     << in << "      if ((status = cudaLaunchKernel(kernel, blocks, threads, args, shared, "
-     << "stream)) != cudaSuccess)\n"
      << in << "        return status;\n";
+  if (launch.early) {
+    // Started early (CUDA's programmatic dependent launch): the kernel
+    // awaits the launch before it where it reads that one's results.
+    os << "      if (after) {\n"
+          "        cudaLaunchAttribute early[1];\n"
+          "        early[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;\n"
+          "        early[0].val.programmaticStreamSerializationAllowed = 1;\n"
+          "        const cudaLaunchConfig_t config = {blocks, threads, shared, stream, early, 1};\n"
+          "        status = cudaLaunchKernelExC(&config, kernel, args);\n"
+          "      } else {\n"
+          "        status = cudaLaunchKernel(kernel, blocks, threads, args, shared, stream);\n"
+          "      }\n"
+          "      if (status != cudaSuccess)\n"
+          "        return status;\n";
+  } else {
+    os << in << "      if ((status = cudaLaunchKernel(kernel, blocks, threads, args, shared, "
+       << "stream)) != cudaSuccess)\n"
+       << in << "        return status;\n";
+  }
+  if (tracked)
+    os << in << "      ran = true;\n";
   if (launch.overlap)
     os << "      }\n";
   os << "    }\n  }\n";
@@ -417,8 +441,11 @@ void HeaderPrinter::print(const std::string &cudaFile, const std::vector<std::st
           "  } release{before};\n";
   else
     os << "  const cudaEvent_t before = nullptr;\n";
+  bool tracked = llvm::any_of(steps, [](const OpPlan::Launch &l) { return l.early; });
+  if (tracked)
+    os << "  bool ran = false; // whether the last launch on `stream` is this call's\n";
   for (size_t i = 0; i < steps.size(); ++i)
-    printStep(i, steps[i]);
+    printStep(i, steps[i], tracked);
   os << "  return cudaSuccess;\n}\n\n} // namespace " << ns << "\n} // namespace kiln\n";
 }
 

@@ -40,6 +40,7 @@ bool load() {
       bind(lib, d.memAlloc, "cuMemAlloc_v2") && bind(lib, d.memFree, "cuMemFree_v2") &&
       bind(lib, d.memcpyHtoD, "cuMemcpyHtoD_v2") && bind(lib, d.memcpyDtoH, "cuMemcpyDtoH_v2") &&
       bind(lib, d.memsetD8, "cuMemsetD8_v2") && bind(lib, d.launchKernel, "cuLaunchKernel") &&
+      bind(lib, d.launchKernelEx, "cuLaunchKernelEx") &&
       bind(lib, d.eventCreate, "cuEventCreate") && bind(lib, d.eventRecord, "cuEventRecord") &&
       bind(lib, d.eventSynchronize, "cuEventSynchronize") &&
       bind(lib, d.eventElapsedTime, "cuEventElapsedTime") &&

@@ -22,6 +22,26 @@ using Function = struct FuncOpaque *;
 using Stream = struct StreamOpaque *;
 using Event = struct EventOpaque *;
 
+/// CUlaunchAttribute and CUlaunchConfig (cuda.h), for cuLaunchKernelEx.
+struct LaunchAttribute {
+  int id;
+  char pad[4];
+  union {
+    char bytes[64];
+    int flag;
+  } value;
+};
+struct LaunchConfig {
+  unsigned gridX, gridY, gridZ, blockX, blockY, blockZ, sharedBytes;
+  Stream stream;
+  LaunchAttribute *attrs;
+  unsigned numAttrs;
+};
+/// CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: the launch may
+/// start while the one before it in the stream finishes (it awaits that
+/// one's completion itself, griddepcontrol.wait).
+inline constexpr int kProgrammaticStreamSerialization = 6;
+
 /// Entry points of libcuda that Kiln uses.
 struct Driver {
   Result (*init)(unsigned);
@@ -43,6 +63,7 @@ struct Driver {
   Result (*memsetD8)(DevicePtr, unsigned char, size_t);
   Result (*launchKernel)(Function, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                          unsigned, Stream, void **, void **);
+  Result (*launchKernelEx)(const LaunchConfig *, Function, void **, void **);
   Result (*eventCreate)(Event *, unsigned);
   Result (*eventRecord)(Event, Stream);
   Result (*eventSynchronize)(Event);

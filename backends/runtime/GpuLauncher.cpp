@@ -114,7 +114,10 @@ bool GpuKernel::ctasOf(const KernelManifest &k, const std::vector<ArgValue> &arg
 
 bool GpuKernel::launchOnDevice(const KernelManifest &k, cuda::Function function,
                                const std::vector<ArgValue> &args, cuda::Stream stream,
-                               std::string &error, int64_t sharedBytes) {
+                               std::string &error, int64_t sharedBytes, bool early,
+                               bool *launched) {
+  if (launched)
+    *launched = false;
   std::map<std::string, int64_t> dims;
   if (!bindArguments(k.signature, args, dims, error))
     return false;
@@ -207,11 +210,22 @@ bool GpuKernel::launchOnDevice(const KernelManifest &k, cuda::Function function,
     grid[0] = (unsigned)ctas;
     grid[1] = grid[2] = 1;
   }
-  if (e.empty())
+  unsigned shared = (unsigned)std::max(k.dynamicSharedBytes, sharedBytes);
+  if (e.empty() && early) {
+    cuda::LaunchAttribute attr = {};
+    attr.id = cuda::kProgrammaticStreamSerialization;
+    attr.value.flag = 1;
+    cuda::LaunchConfig config = {grid[0], grid[1], grid[2], (unsigned)k.threads, 1, 1, shared,
+                                 stream,  &attr,   1};
+    e = cuda::check(d->launchKernelEx(&config, function, params.data(), nullptr),
+                    "cuLaunchKernelEx");
+  } else if (e.empty()) {
     e = cuda::check(d->launchKernel(function, grid[0], grid[1], grid[2], (unsigned)k.threads, 1, 1,
-                                    (unsigned)std::max(k.dynamicSharedBytes, sharedBytes), stream,
-                                    params.data(), nullptr),
+                                    shared, stream, params.data(), nullptr),
                     "cuLaunchKernel");
+  }
+  if (e.empty() && launched)
+    *launched = true;
   if (!e.empty()) {
     error = e + " (kernel '" + k.entry + "')";
     return false;
@@ -302,6 +316,9 @@ bool GpuKernel::launch(const std::vector<ArgValue> &args, std::string &error,
     const unsigned kDisableTiming = 2; // CU_EVENT_DISABLE_TIMING
     int sms = e.empty() ? multiprocessors(e) : 0;
     cuda::Event before = nullptr; // recorded before the last launch on the main stream
+    // A launch that starts early does so only right after a launch of this
+    // call on the same stream: never after the caller's work.
+    bool lastRan = false;
     auto step = [&](size_t i, const std::vector<ArgValue> &kargs, std::string &err) {
       if (i == 0 && !startClock(err))
         return false;
@@ -309,10 +326,19 @@ bool GpuKernel::launch(const std::vector<ArgValue> &args, std::string &error,
       bool beside = i > 0 && m.plan.launches[i].overlap;
       if (beside && !ctasOf(m.kernels[i], kargs, ctas, err))
         return false;
-      if (!beside || !m.plan.launches[i].runsBeside(ctas, sms))
-        return event(kDisableTiming, before, err) &&
-               ok(d->eventRecord(before, mainStream), "cuEventRecord", err) &&
-               launchOnDevice(m.kernels[i], functions[i], kargs, mainStream, err);
+      if (!beside || !m.plan.launches[i].runsBeside(ctas, sms)) {
+        // The event marks where a launch beside the next would start; it
+        // would also stand between an early launch and the one before it.
+        bool early = lastRan && m.plan.launches[i].early;
+        bool nextBeside = i + 1 < m.plan.launches.size() && m.plan.launches[i + 1].overlap;
+        return (early && !nextBeside) ||
+                       (event(kDisableTiming, before, err) &&
+                        ok(d->eventRecord(before, mainStream), "cuEventRecord", err))
+                   ? launchOnDevice(m.kernels[i], functions[i], kargs, mainStream, err, 0, early,
+                                    &lastRan)
+                   : false;
+      }
+      lastRan = false; // the main stream's next launch follows an event wait
       cuda::Event done = nullptr;
       return event(kDisableTiming, done, err) &&
              ok(d->streamWaitEvent(sideStream, before, 0), "cuStreamWaitEvent", err) &&

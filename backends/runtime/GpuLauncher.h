@@ -40,10 +40,13 @@ private:
               std::string &error);
   /// Launches one kernel on `stream` on arguments whose `data` are device
   /// pointers, each CTA with its dynamic shared memory or `sharedBytes`,
-  /// whichever is more.
+  /// whichever is more. `early`: as a programmatic dependent of the launch
+  /// before it in the stream (OpPlan::Launch::early). `launched` (if given)
+  /// says whether it launched anything (an empty grid does not).
   bool launchOnDevice(const KernelManifest &k, cuda::Function f,
                       const std::vector<ArgValue> &deviceArgs, cuda::Stream stream,
-                      std::string &error, int64_t sharedBytes = 0);
+                      std::string &error, int64_t sharedBytes = 0, bool early = false,
+                      bool *launched = nullptr);
   KernelManifest m;
   const cuda::Driver *d = nullptr;
   cuda::Module module = nullptr;

@@ -126,6 +126,8 @@ Value OpPlan::toJson() const {
       q.set("overlap", Value::flag(true));
     if (launch.besideSharedBytes)
       q.set("beside_shared_bytes", Value::num(launch.besideSharedBytes));
+    if (launch.early)
+      q.set("early", Value::flag(true));
     l.array.push_back(q);
   }
   v.set("launches", l);
@@ -185,6 +187,11 @@ bool OpPlan::fromJson(const Value &v, OpPlan &out, std::string &error) {
       if (!manifestField(g, Value::Number, "launches[].beside_shared_bytes", error))
         return false;
       l.besideSharedBytes = g->asInt();
+    }
+    if ((g = q.get("early"))) {
+      if (!manifestField(g, Value::Bool, "launches[].early", error))
+        return false;
+      l.early = g->boolean;
     }
     out.launches.push_back(l);
   }

@@ -31,6 +31,12 @@ struct OpPlan {
     /// SM's whole (a schedule's `exclusive`), so that no CTA of the launch
     /// before it shares an SM with one of this launch's. 0: its own.
     int64_t besideSharedBytes = 0;
+    /// Started early (a schedule's `early_start`): launched as a
+    /// programmatic dependent of the launch before it, whose completion it
+    /// awaits before it touches that launch's results. A runner does so only
+    /// where the launch before it in the same call ran (a grid of no CTAs is
+    /// skipped): otherwise it launches it as any other.
+    bool early = false;
     /// Whether a runner launches it beside, on a device of `sms` SMs, as
     /// `ctas` CTAs: while they leave an SM free (resident CTAs that wait
     /// must not keep the ones that set their flags from starting), and take

@@ -108,6 +108,13 @@ struct Schedule {
   /// latency-bound scan beside a kernel that fills the rest of the GPU).
   bool exclusive = false;
   SrcPos exclusivePos;
+  /// A kernel of an op launched early (CUDA's programmatic dependent
+  /// launch): its CTAs may start while the launch before it finishes. It
+  /// waits (`tile.await_earlier`) before its first access to a tensor an
+  /// earlier launch of the op writes, or reads where it writes; what it
+  /// reads of the op's inputs before that (a state, say) comes meanwhile.
+  bool earlyStart = false;
+  SrcPos earlyStartPos;
   /// For an op of several kernels: one schedule per kernel named under
   /// `kernels:` (its `op` is the kernel). Each starts from this schedule's
   /// target, params, warps, mma, persistent and budgets; grid, roles,

@@ -288,7 +288,7 @@ Schedule Schedule::cpuReference() const {
   r.resident.clear();
   r.residentKey.clear();
   r.smemBudget = r.tmemBudget = r.regBudget = 0;
-  r.overlap = r.exclusive = false;
+  r.overlap = r.exclusive = r.earlyStart = false;
   for (Schedule &section : r.sections)
     section = section.cpuReference();
   return r;

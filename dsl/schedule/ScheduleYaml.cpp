@@ -210,7 +210,8 @@ void parse(const YAML::Node &root, Schedule &s) {
       k.op = {it->first.Scalar(), posOf(it->first)};
       onlyKeys(it->second,
                {"grid", "warps", "persistent", "mma", "swizzle", "mn_major", "roles", "pipelines",
-                "layouts", "budgets", "tensor_memory", "registers", "overlap", "exclusive"},
+                "layouts", "budgets", "tensor_memory", "registers", "overlap", "exclusive",
+                "early_start"},
                "the section of kernel '" + k.op.name + "'");
       parseKernelKeys(it->second, k);
       if (YAML::Node n = it->second["overlap"]) {
@@ -219,6 +220,17 @@ void parse(const YAML::Node &root, Schedule &s) {
         if (!s.target->isGpu && k.overlap)
           throw Reject{k.overlapPos, "target " + s.target->name +
                                          " runs an op's kernels one after another: no overlap"};
+      }
+      if (YAML::Node n = it->second["early_start"]) {
+        k.earlyStartPos = posOf(n);
+        k.earlyStart = eitherWord(n, "early_start", "true", "false");
+        if (!s.target->isGpu && k.earlyStart)
+          throw Reject{k.earlyStartPos,
+                       "target " + s.target->name +
+                           " runs an op's kernels one after another: no early start"};
+        if (k.earlyStart && k.overlap)
+          throw Reject{k.earlyStartPos, "a kernel launched beside the one before it (overlap: "
+                                        "true) does not also start early"};
       }
       if (YAML::Node n = it->second["exclusive"]) {
         k.exclusivePos = posOf(n);

@@ -1070,6 +1070,13 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
       else
         role.runs.insert(ids);
     });
+    // Every thread waits for the launches before (none reads their results
+    // before) and lets the next launch start: the ops sit at the top of
+    // the body and take no operands.
+    kernel.walk([&](Operation *op) {
+      if (isa<AwaitEarlierOp, AllowLaterOp>(op))
+        role.runs.insert(op);
+    });
   }
   for (RingPlan &ring : plan.rings) {
     for (auto [r, role] : llvm::enumerate(plan.roles)) {

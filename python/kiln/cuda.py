@@ -28,6 +28,7 @@ def lib():
             raise KilnError("no CUDA driver on this machine (libcuda.so.1 not found)") from None
         P, U, I = ctypes.c_void_p, ctypes.c_uint, ctypes.c_int
         cu.cuLaunchKernel.argtypes = [P, U, U, U, U, U, U, U, P, P, P]
+        cu.cuLaunchKernelEx.argtypes = [ctypes.POINTER(LaunchConfig), P, P, P]
         cu.cuEventRecord.argtypes = [P, P]
         cu.cuStreamWaitEvent.argtypes = [P, P, U]
         cu.cuCtxPushCurrent_v2.argtypes = [P]
@@ -35,6 +36,36 @@ def lib():
         _lib = cu
         check(cu.cuInit(0), "cuInit")
     return _lib
+
+
+class LaunchAttribute(ctypes.Structure):
+    """CUlaunchAttribute: an id, padding, a 64-byte value (an int here)."""
+    _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_char * 4), ("value", ctypes.c_int),
+                ("rest", ctypes.c_char * 60)]
+
+
+class LaunchConfig(ctypes.Structure):
+    """CUlaunchConfig, for cuLaunchKernelEx."""
+    _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3),
+                ("shared", ctypes.c_uint), ("stream", ctypes.c_void_p),
+                ("attrs", ctypes.POINTER(LaunchAttribute)), ("num_attrs", ctypes.c_uint)]
+
+
+# CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: the launch may start
+# while the one before it in the stream finishes (it waits for that one's
+# completion itself, griddepcontrol.wait).
+PROGRAMMATIC_STREAM_SERIALIZATION = 6
+
+
+def early_config(grid, threads):
+    """A cuLaunchKernelEx configuration that starts a launch early; its
+    stream and shared memory are set at each launch."""
+    attr = LaunchAttribute(id=PROGRAMMATIC_STREAM_SERIALIZATION, value=1)
+    config = LaunchConfig(grid=(ctypes.c_uint * 3)(*grid),
+                          block=(ctypes.c_uint * 3)(threads, 1, 1), num_attrs=1)
+    config.attrs = ctypes.pointer(attr)
+    config._attr = attr  # kept alive with the configuration
+    return config
 
 
 def error_text(rc):

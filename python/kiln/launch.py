@@ -119,23 +119,37 @@ class Step:
             values.append(tmap.storage)
         self.block = ParamBlock(values)
         self._launch = cuda.lib().cuLaunchKernel
+        # Started early (launch.early), where the plan finds the launch
+        # before it ran on the same stream (Plan.early).
+        self._early = cuda.early_config(self.grid, self.threads) if launch.early and self.grid \
+            else None
 
-    def launch(self, stream, shared, context):
+    def launch(self, stream, shared, context, early=False):
         if self.grid is None:
             return
-        gx, gy, gz = self.grid
-        rc = self._launch(self.function, gx, gy, gz, self.threads, 1, 1, shared, stream,
-                          self.block.array, None)
+        if early:
+            rc = self._launch_early(stream, shared)
+        else:
+            gx, gy, gz = self.grid
+            rc = self._launch(self.function, gx, gy, gz, self.threads, 1, 1, shared, stream,
+                              self.block.array, None)
         if rc:
-            self._failed(rc, stream, shared, context)
+            self._failed(rc, stream, shared, context, early)
 
-    def _failed(self, rc, stream, shared, context):
+    def _launch_early(self, stream, shared):
+        config = self._early
+        config.stream, config.shared = stream, shared
+        return cuda.lib().cuLaunchKernelEx(ctypes.byref(config), self.function,
+                                           self.block.array, None)
+
+    def _failed(self, rc, stream, shared, context, early=False):
         if rc == cuda.INVALID_CONTEXT:  # a thread torch has not used the GPU on yet
             with cuda.current(context):
                 gx, gy, gz = self.grid
-                rc = self._launch(self.function, gx, gy, gz, self.threads, 1, 1, shared, stream,
-                                  self.block.array, None)
-        cuda.check(rc, f"cuLaunchKernel({self.label})")
+                rc = self._launch_early(stream, shared) if early else \
+                    self._launch(self.function, gx, gy, gz, self.threads, 1, 1, shared, stream,
+                                 self.block.array, None)
+        cuda.check(rc, f"cuLaunchKernel{'Ex' if early else ''}({self.label})")
 
 
 class Plan:
@@ -181,6 +195,12 @@ class Plan:
         # Launch k runs beside launch k - 1 when the manifest and the grid say so.
         self.beside = [k > 0 and s.fits_beside for k, s in enumerate(self.steps)]
         self.overlaps = any(self.beside)
+        # Launch k starts early when the manifest says so and launch k - 1 of
+        # this call ran just before it on the same stream (never after the
+        # caller's work: an empty grid launches nothing).
+        self.early = [k > 0 and s._early is not None and self.steps[k - 1].grid is not None
+                      and not self.beside[k - 1] and not self.beside[k]
+                      for k, s in enumerate(self.steps)]
 
     def bind(self, args):
         """Writes a call's pointers and scalars into the argument blocks,
@@ -216,8 +236,8 @@ class Plan:
         image, context = self.image, self.image.context
         stream = _raw_stream(self.device)
         if serial or not self.overlaps:
-            for step in self.steps:
-                step.launch(stream, step.shared, context)
+            for step, early in zip(self.steps, self.early):
+                step.launch(stream, step.shared, context, early)
             return
         cu = cuda.lib()
         side = image.side_stream.cuda_stream
@@ -226,7 +246,7 @@ class Plan:
             if k + 1 < n and self.beside[k + 1]:
                 cuda.check(cu.cuEventRecord(image.forks[k + 1], stream), "cuEventRecord")
             if not self.beside[k]:
-                step.launch(stream, step.shared, context)
+                step.launch(stream, step.shared, context, self.early[k])
                 continue
             cuda.check(cu.cuStreamWaitEvent(side, image.forks[k], 0), "cuStreamWaitEvent")
             step.launch(side, step.beside_shared, context)

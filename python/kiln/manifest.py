@@ -63,6 +63,7 @@ class Launch:
     args: tuple
     overlap: bool = False
     beside_shared_bytes: int = 0
+    early: bool = False  # started early: a programmatic dependent of the launch before
 
 
 @dataclass(frozen=True)
@@ -171,6 +172,8 @@ class _Reader:
                                        default=False, required=False),
                               self.get(q, "beside_shared_bytes", int,
                                        "launches[].beside_shared_bytes", default=0,
+                                       required=False),
+                              self.get(q, "early", bool, "launches[].early", default=False,
                                        required=False)))
         return tuple(out)
 

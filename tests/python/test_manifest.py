@@ -34,6 +34,19 @@ def test_op(tmp_path):
     assert m.launches[1] == manifest.Launch("second", (-1, 1, 2), True, 232448)
     assert m.aligned_dims == (manifest.AlignedDim("TP", "T", 4),)
     assert m.scratch[0].shape == ("TP", 8)
+    assert not m.launches[0].early
+
+
+def test_early_launch(tmp_path):
+    """A launch that starts early (a schedule's `early_start`) says so; any
+    other value than a boolean is an error naming the field."""
+    m = samples.op()
+    m["launches"][1] = {"kernel": "second", "args": [-1, 1, 2], "early": True}
+    assert manifest.read(write(tmp_path, m)).launches[1] == \
+        manifest.Launch("second", (-1, 1, 2), early=True)
+    m["launches"][1]["early"] = "yes"
+    assert "manifest field 'launches[].early' is missing or has the wrong type" in \
+        field_error(tmp_path, m)
 
 
 def test_load_names_and_tags(tmp_path):

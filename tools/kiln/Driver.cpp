@@ -14,6 +14,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringSet.h"
 
 #include "llvm/Support/Path.h"
@@ -125,6 +126,123 @@ static bool placeFlags(const Schedule &sched, tile::HostOp op, llvm::ArrayRef<ti
   return true;
 }
 
+/// The kernel argument a view operand reaches through the views made of it
+/// (slices of an argument), or null.
+static BlockArgument viewArgument(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    auto from =
+        llvm::find_if(def->getOperands(), [](Value o) { return isa<tile::ViewType>(o.getType()); });
+    if (from == def->operand_end())
+      return {};
+    v = *from;
+  }
+  return dyn_cast<BlockArgument>(v);
+}
+
+/// A kernel of `early` (started early: CUDA's programmatic dependent
+/// launch) awaits the launches before it (tile.await_earlier) before its
+/// first access to a tensor one of them writes, or reads where it writes:
+/// before the first op of its body that makes such an access, so that every
+/// thread passes the wait (at the body's end where none does, so that its
+/// completion still follows theirs). The kernel launched before each lets
+/// it start (tile.allow_later) at its top.
+template <typename KernelNamed>
+static void placeEarlyStarts(tile::HostOp op, const llvm::StringSet<> &early,
+                             KernelNamed kernelNamed) {
+  llvm::SmallVector<tile::LaunchOp> launches;
+  op.walk([&](tile::LaunchOp l) { launches.push_back(l); });
+  auto access = [](tile::KernelOp k, unsigned i) {
+    auto a = k.getArgAttrOfType<StringAttr>(i, tile::kAccessAttr);
+    return a ? a.getValue() : StringRef();
+  };
+  auto writes = [&](StringRef a) { return a == "out" || a == "inout"; };
+  llvm::DenseMap<Operation *, llvm::DenseSet<unsigned>> conflicts; // kernel -> argument numbers
+  llvm::SetVector<Operation *> allowing;
+  for (size_t n = 1; n < launches.size(); ++n) {
+    tile::KernelOp kernel = kernelNamed(launches[n].getKernel());
+    if (!kernel || !early.contains(kernel.getSymName()))
+      continue;
+    if (tile::KernelOp before = kernelNamed(launches[n - 1].getKernel()))
+      allowing.insert(before);
+    llvm::DenseSet<Value> written, read;
+    for (size_t e = 0; e < n; ++e)
+      if (tile::KernelOp k = kernelNamed(launches[e].getKernel()))
+        for (auto [i, v] : llvm::enumerate(launches[e].getArgs()))
+          (writes(access(k, i)) ? written : read).insert(v);
+    llvm::DenseSet<unsigned> &mine = conflicts[kernel];
+    for (auto [i, v] : llvm::enumerate(launches[n].getArgs()))
+      if (written.contains(v) || (writes(access(kernel, i)) && read.contains(v)))
+        mine.insert(i);
+  }
+  for (auto &[k, args] : conflicts) {
+    auto kernel = cast<tile::KernelOp>(k);
+    Block &body = kernel.getBody().front();
+    Operation *first = body.getTerminator();
+    for (Operation &top : body.without_terminator()) {
+      bool touches =
+          top.walk([&](Operation *inner) {
+               for (Value v : inner->getOperands())
+                 if (BlockArgument a =
+                         isa<tile::ViewType>(v.getType()) ? viewArgument(v) : BlockArgument();
+                     a && a.getOwner() == &body && args.contains(a.getArgNumber()))
+                   return WalkResult::interrupt();
+               return WalkResult::advance();
+             })
+              .wasInterrupted();
+      if (touches) {
+        first = &top;
+        break;
+      }
+    }
+    OpBuilder b(first);
+    tile::AwaitEarlierOp::create(b, first->getLoc());
+  }
+  // At the top: the next launch's programs then take the SMs this one's
+  // last programs leave. (At the end, or left to the programs' exit, the
+  // multi-token decode's scan gained nothing; bench/RESULTS.md.)
+  for (Operation *k : allowing) {
+    OpBuilder b = OpBuilder::atBlockBegin(&cast<tile::KernelOp>(k).getBody().front());
+    tile::AllowLaterOp::create(b, k->getLoc());
+  }
+}
+
+/// Checks each `early_start` section and places its waits (placeEarlyStarts).
+static bool placeEarlyWaits(const Schedule &sched, tile::HostOp op,
+                            llvm::ArrayRef<tile::KernelOp> keep, llvm::raw_ostream &errs) {
+  llvm::StringSet<> early;
+  for (const Schedule &section : sched.sections) {
+    if (!section.earlyStart)
+      continue;
+    if (!op) {
+      errs << sched.diag(section.earlyStartPos,
+                         "early_start is for a kernel an op launches after another; the "
+                         "schedule is for a kernel alone");
+      return false;
+    }
+    tile::LaunchOp first;
+    op.walk([&](tile::LaunchOp l) {
+      if (!first)
+        first = l;
+    });
+    if (first && first.getKernel() == section.op.name) {
+      errs << sched.diag(section.earlyStartPos,
+                         "kernel '" + section.op.name +
+                             "' cannot start early: it is the op's first launch, and nothing "
+                             "but its caller's work comes before it");
+      return false;
+    }
+    early.insert(section.op.name);
+  }
+  if (!early.empty())
+    placeEarlyStarts(op, early, [&](llvm::StringRef name) {
+      for (tile::KernelOp k : keep)
+        if (k.getSymName() == name)
+          return k;
+      return tile::KernelOp();
+    });
+  return true;
+}
+
 bool kiln::compileOp(MLIRContext &context, const std::string &tilePath,
                      const std::string &schedulePath,
                      const std::map<std::string, lang::ExternalValue> &constants, Compiled &out,
@@ -194,7 +312,7 @@ bool kiln::compileOp(MLIRContext &context, const std::string &tilePath,
                              section.op.name + "' (it runs: " + list + ")");
       return false;
     }
-  if (!placeFlags(sched, op, keep, errs))
+  if (!placeFlags(sched, op, keep, errs) || !placeEarlyWaits(sched, op, keep, errs))
     return false;
   for (tile::HostOp o : ops)
     if (o != op)
@@ -267,6 +385,7 @@ bool kiln::buildForGpu(Compiled &c, bool assemble, GpuBuild &out, llvm::raw_ostr
     for (OpPlan::Launch &l : m.plan.launches) {
       const Schedule &section = c.schedule.forKernel(l.kernel);
       l.overlap = section.overlap;
+      l.early = section.earlyStart;
       if (section.exclusive)
         l.besideSharedBytes = target.smemBytes;
     }

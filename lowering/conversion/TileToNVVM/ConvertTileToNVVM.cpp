@@ -1012,6 +1012,8 @@ LogicalResult GpuKernelLowering::lowerOpNow(Operation *op) {
       })
       .Case([&](SignalOp signal) { return lowerSignal(signal); })
       .Case([&](WaitOp wait) { return lowerWait(wait); })
+      .Case([&](AwaitEarlierOp) { return lowerGridDependency("griddepcontrol.wait;"); })
+      .Case([&](AllowLaterOp) { return lowerGridDependency("griddepcontrol.launch_dependents;"); })
       .Case([&](ConstantOp c) {
         Value v = arith::ConstantOp::create(b, l, c.getValue());
         each([&](int64_t) { return v; });

@@ -25,6 +25,16 @@ static void inlinePtx(OpBuilder &b, Location loc, StringRef text, StringRef cons
                             LLVM::TailCallKindAttr(), LLVM::AsmDialectAttr(), ArrayAttr());
 }
 
+LogicalResult GpuKernelLowering::lowerGridDependency(StringRef instruction) {
+  // As inline asm that clobbers memory, not NVVM's griddepcontrol op: LLVM
+  // takes that intrinsic to touch no memory, so nothing would keep a load
+  // of what the launch before writes from moving above the wait.
+  LLVM::InlineAsmOp::create(b, loc(), TypeRange(), ValueRange(), b.getStringAttr(instruction),
+                            b.getStringAttr("~{memory}"), b.getUnitAttr(), UnitAttr(),
+                            LLVM::TailCallKindAttr(), LLVM::AsmDialectAttr(), ArrayAttr());
+  return success();
+}
+
 LogicalResult GpuKernelLowering::lowerSignal(SignalOp op) {
   // Every thread's stores must be in before the flag goes up: all of the
   // CTA's threads meet, which a kernel of several roles (and bulk stores

@@ -261,6 +261,8 @@ private:
   /// `followFlag` is such a role's wait on that count.
   LogicalResult lowerSignal(SignalOp op);
   LogicalResult lowerWait(WaitOp op);
+  /// tile.await_earlier, tile.allow_later: the griddepcontrol instruction.
+  LogicalResult lowerGridDependency(StringRef instruction);
   void followFlag(const FlagWaitPlan &f);
   /// A shared-memory byte offset as a 64-bit address for inline PTX.
   Value sharedAddress(int64_t byteOffset);

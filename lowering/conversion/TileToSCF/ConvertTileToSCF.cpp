@@ -256,7 +256,8 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
         lowerAccess(op, signal.getView(), signal.getIndices(), ValueRange(), ValueRange(), ones, {},
                     /*masked=*/false, in(signal.getValue()), /*isLoad=*/false, 0.0);
       })
-      .Case([&](WaitOp) {})
+      // Kernels run one after another: nothing to wait for or to let start.
+      .Case<WaitOp, AwaitEarlierOp, AllowLaterOp>([&](Operation *) {})
       .Case([&](ConstantOp c) {
         TypedAttr value = c.getValue();
         forEach(shape, [&](OpBuilder &nb, ValueRange ivs) {
