@@ -39,8 +39,9 @@ inline constexpr llvm::StringLiteral kOpAliasesAttr = "tile.aliases";
 /// Name of the argument attribute that holds a view's access mode.
 inline constexpr llvm::StringLiteral kAccessAttr = "tile.access";
 /// On an `in` argument of a kernel launched beside the launch before it
-/// (`overlap`) that the launch before it writes: written while the kernel
-/// runs, so not read-only (no `ld.global.nc`, nothing moved above a wait).
+/// (`overlap`), or started early (`early_start`), that a launch before it
+/// writes: written while the kernel runs, so not read-only (no
+/// `ld.global.nc`, which ptxas moves above a wait, flag or griddepcontrol).
 inline constexpr llvm::StringLiteral kWrittenBesideAttr = "tile.written_beside";
 /// On a lowered scf.for that a role runs on one thread in few registers (a
 /// role of copies: its loops, and a store ring's row loop): kept rolled by

@@ -39,28 +39,40 @@ template <typename T> static bool hasOp(tile::KernelOp kernel) {
   return kernel->walk([](T) { return WalkResult::interrupt(); }).wasInterrupted();
 }
 
+/// The kernel of `keep` named `name`, or null.
+static tile::KernelOp kernelNamed(llvm::ArrayRef<tile::KernelOp> keep, llvm::StringRef name) {
+  for (tile::KernelOp k : keep)
+    if (k.getSymName() == name)
+      return k;
+  return {};
+}
+
+/// How kernel `k` accesses its argument `i` ("in", "out", "inout"; "" for
+/// a scalar).
+static StringRef access(tile::KernelOp k, unsigned i) {
+  auto a = k.getArgAttrOfType<StringAttr>(i, tile::kAccessAttr);
+  return a ? a.getValue() : StringRef();
+}
+
+static bool writes(StringRef access) { return access == "out" || access == "inout"; }
+
 /// Marks the `in` arguments of each kernel in `beside` that the launch
 /// before it writes (kWrittenBesideAttr): a launch's arguments are its
 /// kernel's, in order.
-template <typename KernelNamed>
 static void markWrittenBeside(tile::HostOp op, const llvm::StringSet<> &beside,
-                              KernelNamed kernelNamed) {
+                              llvm::ArrayRef<tile::KernelOp> keep) {
   if (!op)
     return;
   llvm::SmallVector<tile::LaunchOp> launches;
   op.walk([&](tile::LaunchOp l) { launches.push_back(l); });
-  auto access = [](tile::KernelOp k, unsigned i) {
-    auto a = k.getArgAttrOfType<StringAttr>(i, tile::kAccessAttr);
-    return a ? a.getValue() : StringRef();
-  };
   for (size_t n = 1; n < launches.size(); ++n) {
-    tile::KernelOp before = kernelNamed(launches[n - 1].getKernel());
-    tile::KernelOp kernel = kernelNamed(launches[n].getKernel());
+    tile::KernelOp before = kernelNamed(keep, launches[n - 1].getKernel());
+    tile::KernelOp kernel = kernelNamed(keep, launches[n].getKernel());
     if (!before || !kernel || !beside.contains(kernel.getSymName()))
       continue;
     llvm::DenseSet<Value> written;
     for (auto [i, v] : llvm::enumerate(launches[n - 1].getArgs()))
-      if (access(before, i) == "out" || access(before, i) == "inout")
+      if (writes(access(before, i)))
         written.insert(v);
     for (auto [i, v] : llvm::enumerate(launches[n].getArgs()))
       if (written.contains(v) && access(kernel, i) == "in")
@@ -78,12 +90,6 @@ static bool placeFlags(const Schedule &sched, tile::HostOp op, llvm::ArrayRef<ti
   llvm::SmallVector<llvm::StringRef> order;
   if (op)
     op.walk([&](tile::LaunchOp l) { order.push_back(l.getKernel()); });
-  auto kernelNamed = [&](llvm::StringRef name) {
-    for (tile::KernelOp k : keep)
-      if (k.getSymName() == name)
-        return k;
-    return tile::KernelOp();
-  };
   llvm::StringSet<> beside, signalling;
   for (const Schedule &section : sched.sections) {
     if (!section.overlap)
@@ -97,10 +103,10 @@ static bool placeFlags(const Schedule &sched, tile::HostOp op, llvm::ArrayRef<ti
     std::string why;
     if (at == order.begin())
       why = "it is the op's first launch: there is no launch to run beside";
-    else if (!hasOp<tile::WaitOp>(kernelNamed(section.op.name)))
+    else if (!hasOp<tile::WaitOp>(kernelNamed(keep, section.op.name)))
       why = "it waits on no flag: wait(flags[...], value) before what it reads from '" +
             at[-1].str() + "'";
-    else if (!hasOp<tile::SignalOp>(kernelNamed(at[-1])))
+    else if (!hasOp<tile::SignalOp>(kernelNamed(keep, at[-1])))
       why = "'" + at[-1].str() + "', launched before it, signals no flag";
     if (!why.empty()) {
       errs << sched.diag(section.overlapPos,
@@ -112,7 +118,7 @@ static bool placeFlags(const Schedule &sched, tile::HostOp op, llvm::ArrayRef<ti
   for (auto [i, name] : llvm::enumerate(order))
     if (i + 1 < order.size() && beside.contains(order[i + 1]))
       signalling.insert(name);
-  markWrittenBeside(op, beside, kernelNamed);
+  markWrittenBeside(op, beside, keep);
   for (tile::KernelOp k : keep) {
     llvm::SmallVector<Operation *> dead;
     k.walk([&](Operation *o) {
@@ -146,33 +152,32 @@ static BlockArgument viewArgument(Value v) {
 /// thread passes the wait (at the body's end where none does, so that its
 /// completion still follows theirs). The kernel launched before each lets
 /// it start (tile.allow_later) at its top.
-template <typename KernelNamed>
 static void placeEarlyStarts(tile::HostOp op, const llvm::StringSet<> &early,
-                             KernelNamed kernelNamed) {
+                             llvm::ArrayRef<tile::KernelOp> keep) {
   llvm::SmallVector<tile::LaunchOp> launches;
   op.walk([&](tile::LaunchOp l) { launches.push_back(l); });
-  auto access = [](tile::KernelOp k, unsigned i) {
-    auto a = k.getArgAttrOfType<StringAttr>(i, tile::kAccessAttr);
-    return a ? a.getValue() : StringRef();
-  };
-  auto writes = [&](StringRef a) { return a == "out" || a == "inout"; };
   llvm::DenseMap<Operation *, llvm::DenseSet<unsigned>> conflicts; // kernel -> argument numbers
   llvm::SetVector<Operation *> allowing;
   for (size_t n = 1; n < launches.size(); ++n) {
-    tile::KernelOp kernel = kernelNamed(launches[n].getKernel());
+    tile::KernelOp kernel = kernelNamed(keep, launches[n].getKernel());
     if (!kernel || !early.contains(kernel.getSymName()))
       continue;
-    if (tile::KernelOp before = kernelNamed(launches[n - 1].getKernel()))
+    if (tile::KernelOp before = kernelNamed(keep, launches[n - 1].getKernel()))
       allowing.insert(before);
     llvm::DenseSet<Value> written, read;
     for (size_t e = 0; e < n; ++e)
-      if (tile::KernelOp k = kernelNamed(launches[e].getKernel()))
+      if (tile::KernelOp k = kernelNamed(keep, launches[e].getKernel()))
         for (auto [i, v] : llvm::enumerate(launches[e].getArgs()))
           (writes(access(k, i)) ? written : read).insert(v);
     llvm::DenseSet<unsigned> &mine = conflicts[kernel];
-    for (auto [i, v] : llvm::enumerate(launches[n].getArgs()))
+    for (auto [i, v] : llvm::enumerate(launches[n].getArgs())) {
       if (written.contains(v) || (writes(access(kernel, i)) && read.contains(v)))
         mine.insert(i);
+      // Written while this kernel runs, until its wait: not read-only (an
+      // ld.global.nc of it, ptxas moves above griddepcontrol.wait).
+      if (written.contains(v) && access(kernel, i) == "in")
+        kernel.setArgAttr(i, tile::kWrittenBesideAttr, UnitAttr::get(op.getContext()));
+    }
   }
   for (auto &[k, args] : conflicts) {
     auto kernel = cast<tile::KernelOp>(k);
@@ -234,12 +239,7 @@ static bool placeEarlyWaits(const Schedule &sched, tile::HostOp op,
     early.insert(section.op.name);
   }
   if (!early.empty())
-    placeEarlyStarts(op, early, [&](llvm::StringRef name) {
-      for (tile::KernelOp k : keep)
-        if (k.getSymName() == name)
-          return k;
-      return tile::KernelOp();
-    });
+    placeEarlyStarts(op, early, keep);
   return true;
 }
 

@@ -1440,12 +1440,17 @@ LogicalResult GpuKernelLowering::run() {
     map.map(from, to);
     if (auto view = dyn_cast<ViewType>(from.getType())) {
       StringAttr access = kernel.getArgAttrOfType<StringAttr>(i, kAccessAttr);
-      // Written by the kernel beside this one while it runs: not read-only.
-      bool readOnly =
-          access && access.getValue() == "in" && !kernel.getArgAttr(i, kWrittenBesideAttr);
+      // Written by a kernel beside this one, or before one started early,
+      // while it runs: not read-only.
+      bool writtenBeside = kernel.getArgAttr(i, kWrittenBesideAttr) != nullptr;
+      bool readOnly = access && access.getValue() == "in" && !writtenBeside;
       // Views never overlap (documented): lets loads of inputs use the
-      // read-only data path and reorder around stores.
-      func.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(), b.getUnitAttr());
+      // read-only data path and reorder around stores. Not on a view
+      // written beside: NVPTX takes loads of a noalias kernel argument the
+      // kernel never writes for ld.global.nc, which ptxas may move above
+      // the wait (a flag's, griddepcontrol's) that orders them.
+      if (!writtenBeside)
+        func.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(), b.getUnitAttr());
       if (readOnly)
         func.setArgAttr(i, LLVM::LLVMDialect::getReadonlyAttrName(), b.getUnitAttr());
       func.setArgAttr(i, LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(16));
