@@ -331,12 +331,12 @@ bool GpuKernel::launch(const std::vector<ArgValue> &args, std::string &error,
         // would also stand between an early launch and the one before it.
         bool early = lastRan && m.plan.launches[i].early;
         bool nextBeside = i + 1 < m.plan.launches.size() && m.plan.launches[i + 1].overlap;
-        return (early && !nextBeside) ||
-                       (event(kDisableTiming, before, err) &&
-                        ok(d->eventRecord(before, mainStream), "cuEventRecord", err))
-                   ? launchOnDevice(m.kernels[i], functions[i], kargs, mainStream, err, 0, early,
-                                    &lastRan)
-                   : false;
+        if ((!early || nextBeside) &&
+            !(event(kDisableTiming, before, err) &&
+              ok(d->eventRecord(before, mainStream), "cuEventRecord", err)))
+          return false;
+        return launchOnDevice(m.kernels[i], functions[i], kargs, mainStream, err, 0, early,
+                              &lastRan);
       }
       lastRan = false; // the main stream's next launch follows an event wait
       cuda::Event done = nullptr;

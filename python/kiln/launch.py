@@ -119,6 +119,7 @@ class Step:
             values.append(tmap.storage)
         self.block = ParamBlock(values)
         self._launch = cuda.lib().cuLaunchKernel
+        self._launch_ex = cuda.lib().cuLaunchKernelEx
         # Started early (launch.early), where the plan finds the launch
         # before it ran on the same stream (Plan.early).
         self._early = cuda.early_config(self.grid, self.threads) if launch.early and self.grid \
@@ -127,28 +128,23 @@ class Step:
     def launch(self, stream, shared, context, early=False):
         if self.grid is None:
             return
-        if early:
-            rc = self._launch_early(stream, shared)
-        else:
-            gx, gy, gz = self.grid
-            rc = self._launch(self.function, gx, gy, gz, self.threads, 1, 1, shared, stream,
-                              self.block.array, None)
+        rc = self._launch_once(stream, shared, early)
         if rc:
             self._failed(rc, stream, shared, context, early)
 
-    def _launch_early(self, stream, shared):
-        config = self._early
-        config.stream, config.shared = stream, shared
-        return cuda.lib().cuLaunchKernelEx(ctypes.byref(config), self.function,
-                                           self.block.array, None)
+    def _launch_once(self, stream, shared, early):
+        if early:
+            config = self._early
+            config.stream, config.shared = stream, shared
+            return self._launch_ex(ctypes.byref(config), self.function, self.block.array, None)
+        gx, gy, gz = self.grid
+        return self._launch(self.function, gx, gy, gz, self.threads, 1, 1, shared, stream,
+                            self.block.array, None)
 
-    def _failed(self, rc, stream, shared, context, early=False):
+    def _failed(self, rc, stream, shared, context, early):
         if rc == cuda.INVALID_CONTEXT:  # a thread torch has not used the GPU on yet
             with cuda.current(context):
-                gx, gy, gz = self.grid
-                rc = self._launch_early(stream, shared) if early else \
-                    self._launch(self.function, gx, gy, gz, self.threads, 1, 1, shared, stream,
-                                 self.block.array, None)
+                rc = self._launch_once(stream, shared, early)
         cuda.check(rc, f"cuLaunchKernel{'Ex' if early else ''}({self.label})")
 
 

@@ -56,15 +56,29 @@ static StringRef access(tile::KernelOp k, unsigned i) {
 
 static bool writes(StringRef access) { return access == "out" || access == "inout"; }
 
+/// The op's launches, in order (none for a kernel alone).
+static llvm::SmallVector<tile::LaunchOp> launchesOf(tile::HostOp op) {
+  llvm::SmallVector<tile::LaunchOp> launches;
+  if (op)
+    op.walk([&](tile::LaunchOp l) { launches.push_back(l); });
+  return launches;
+}
+
+/// Marks the `in` arguments of `launch`'s kernel that are in `written`
+/// (kWrittenBesideAttr): written while the kernel runs. A launch's
+/// arguments are its kernel's, in order.
+static void markWrittenBeside(tile::KernelOp kernel, tile::LaunchOp launch,
+                              const llvm::DenseSet<Value> &written) {
+  for (auto [i, v] : llvm::enumerate(launch.getArgs()))
+    if (written.contains(v) && access(kernel, i) == "in")
+      kernel.setArgAttr(i, tile::kWrittenBesideAttr, UnitAttr::get(kernel.getContext()));
+}
+
 /// Marks the `in` arguments of each kernel in `beside` that the launch
-/// before it writes (kWrittenBesideAttr): a launch's arguments are its
-/// kernel's, in order.
+/// before it writes.
 static void markWrittenBeside(tile::HostOp op, const llvm::StringSet<> &beside,
                               llvm::ArrayRef<tile::KernelOp> keep) {
-  if (!op)
-    return;
-  llvm::SmallVector<tile::LaunchOp> launches;
-  op.walk([&](tile::LaunchOp l) { launches.push_back(l); });
+  llvm::SmallVector<tile::LaunchOp> launches = launchesOf(op);
   for (size_t n = 1; n < launches.size(); ++n) {
     tile::KernelOp before = kernelNamed(keep, launches[n - 1].getKernel());
     tile::KernelOp kernel = kernelNamed(keep, launches[n].getKernel());
@@ -74,9 +88,7 @@ static void markWrittenBeside(tile::HostOp op, const llvm::StringSet<> &beside,
     for (auto [i, v] : llvm::enumerate(launches[n - 1].getArgs()))
       if (writes(access(before, i)))
         written.insert(v);
-    for (auto [i, v] : llvm::enumerate(launches[n].getArgs()))
-      if (written.contains(v) && access(kernel, i) == "in")
-        kernel.setArgAttr(i, tile::kWrittenBesideAttr, UnitAttr::get(op.getContext()));
+    markWrittenBeside(kernel, launches[n], written);
   }
 }
 
@@ -88,8 +100,8 @@ static void markWrittenBeside(tile::HostOp op, const llvm::StringSet<> &beside,
 static bool placeFlags(const Schedule &sched, tile::HostOp op, llvm::ArrayRef<tile::KernelOp> keep,
                        llvm::raw_ostream &errs) {
   llvm::SmallVector<llvm::StringRef> order;
-  if (op)
-    op.walk([&](tile::LaunchOp l) { order.push_back(l.getKernel()); });
+  for (tile::LaunchOp l : launchesOf(op))
+    order.push_back(l.getKernel());
   llvm::StringSet<> beside, signalling;
   for (const Schedule &section : sched.sections) {
     if (!section.overlap)
@@ -154,8 +166,7 @@ static BlockArgument viewArgument(Value v) {
 /// it start (tile.allow_later) at its top.
 static void placeEarlyStarts(tile::HostOp op, const llvm::StringSet<> &early,
                              llvm::ArrayRef<tile::KernelOp> keep) {
-  llvm::SmallVector<tile::LaunchOp> launches;
-  op.walk([&](tile::LaunchOp l) { launches.push_back(l); });
+  llvm::SmallVector<tile::LaunchOp> launches = launchesOf(op);
   llvm::DenseMap<Operation *, llvm::DenseSet<unsigned>> conflicts; // kernel -> argument numbers
   llvm::SetVector<Operation *> allowing;
   for (size_t n = 1; n < launches.size(); ++n) {
@@ -170,14 +181,12 @@ static void placeEarlyStarts(tile::HostOp op, const llvm::StringSet<> &early,
         for (auto [i, v] : llvm::enumerate(launches[e].getArgs()))
           (writes(access(k, i)) ? written : read).insert(v);
     llvm::DenseSet<unsigned> &mine = conflicts[kernel];
-    for (auto [i, v] : llvm::enumerate(launches[n].getArgs())) {
+    for (auto [i, v] : llvm::enumerate(launches[n].getArgs()))
       if (written.contains(v) || (writes(access(kernel, i)) && read.contains(v)))
         mine.insert(i);
-      // Written while this kernel runs, until its wait: not read-only (an
-      // ld.global.nc of it, ptxas moves above griddepcontrol.wait).
-      if (written.contains(v) && access(kernel, i) == "in")
-        kernel.setArgAttr(i, tile::kWrittenBesideAttr, UnitAttr::get(op.getContext()));
-    }
+    // Written while this kernel runs, until its wait: not read-only (an
+    // ld.global.nc of it, ptxas moves above griddepcontrol.wait).
+    markWrittenBeside(kernel, launches[n], written);
   }
   for (auto &[k, args] : conflicts) {
     auto kernel = cast<tile::KernelOp>(k);
@@ -224,12 +233,8 @@ static bool placeEarlyWaits(const Schedule &sched, tile::HostOp op,
                          "schedule is for a kernel alone");
       return false;
     }
-    tile::LaunchOp first;
-    op.walk([&](tile::LaunchOp l) {
-      if (!first)
-        first = l;
-    });
-    if (first && first.getKernel() == section.op.name) {
+    llvm::SmallVector<tile::LaunchOp> launches = launchesOf(op);
+    if (!launches.empty() && launches.front().getKernel() == section.op.name) {
       errs << sched.diag(section.earlyStartPos,
                          "kernel '" + section.op.name +
                              "' cannot start early: it is the op's first launch, and nothing "
