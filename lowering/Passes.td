@@ -351,6 +351,11 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
     Loop-carried tiles become their registers, flattened into `iter_args`.
     Masked accesses keep 16-byte vectors when no bound can cut one (a row
     bound from `limits`); the whole vector is guarded, zeros fill a load.
+    Where a dim has two or three bounds (the view's own dim, a slice's
+    floor and limit), an element's check is one unsigned compare,
+    `(coord - lo) <u max(hi - lo, 0)`, lo and the span computed once an
+    access: `floor <= coord < limit && coord <u dim` in one 64-bit compare
+    where there were three.
     A start loaded in the same region (decode's slot) is added to the
     address last, to a pointer made from the other starts while it was in
     flight: `p = gep(gep(base, rest), slot * stride)`, not

@@ -515,6 +515,39 @@ LogicalResult GpuKernelLowering::lowerAccessAs(Type elem, const ViewInfo &vi,
     guardIf = scf::IfOp::create(b, loc(), TypeRange{}, pred, false);
     b.setInsertionPoint(guardIf.thenBlock()->getTerminator());
   }
+  // A masked dim's checks as one: floor <= coord < limit and 0 <= coord <
+  // dim hold together exactly when (coord - lo) <u max(hi - lo, 0), lo the
+  // floor (at least 0 where the dim binds), hi the limit (at most the dim).
+  // One 64-bit compare an element where there were up to three, lo and
+  // the span computed once (coordBase - lo, then each element's offset).
+  struct RangeCheck {
+    Value rel, span;         // the range check: (rel + c) <u span
+    Value dim, floor, limit; // or a lone check: coord <u dim, >= floor, < limit
+  };
+  SmallVector<RangeCheck> rangeChecks(rank);
+  if (masked) {
+    for (unsigned td = 0; td < rank; ++td) {
+      unsigned vd = keep[td];
+      // A static dim the window provably stays inside needs no check.
+      bool dim = !bounds.inside(vd, l.shape[td]), limit = bounds.limitBinds(vd),
+           floor = bounds.floorBinds(vd);
+      RangeCheck &rc = rangeChecks[td];
+      if (dim + limit + floor < 2) {
+        rc.dim = dim ? vi.dims[vd] : Value();
+        rc.floor = floor ? floors[vd] : Value();
+        rc.limit = limit ? limits[vd] : Value();
+        continue;
+      }
+      Value lo = floor ? floors[vd] : cIndex(0), hi = limit ? limits[vd] : vi.dims[vd];
+      if (dim && floor)
+        lo = arith::MaxSIOp::create(b, loc(), lo, cIndex(0));
+      if (dim && limit)
+        hi = arith::MinSIOp::create(b, loc(), hi, vi.dims[vd]);
+      rc.span =
+          arith::MaxSIOp::create(b, loc(), arith::SubIOp::create(b, loc(), hi, lo), cIndex(0));
+      rc.rel = arith::SubIOp::create(b, loc(), coordBase[td], lo);
+    }
+  }
   auto accessAll = [&](int64_t vec) {
     Regs result(l.numRegs());
     const Regs &values = isLoad ? result : regs[tile];
@@ -530,17 +563,22 @@ LogicalResult GpuKernelLowering::lowerAccessAs(Type elem, const ViewInfo &vi,
         if (c != 0)
           offset = add(offset, mul(cIndex(c), vi.strides[vd]));
         if (masked) {
-          Value coord = add(coordBase[td], cIndex(c));
-          // A static dim the window provably stays inside needs no check.
-          if (!bounds.inside(vd, l.shape[td]))
+          const RangeCheck &rc = rangeChecks[td];
+          if (rc.span)
             inBounds = andOf(inBounds, arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult,
-                                                             coord, vi.dims[vd]));
-          if (bounds.limitBinds(vd))
-            inBounds = andOf(inBounds, arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt,
-                                                             coord, limits[vd]));
-          if (bounds.floorBinds(vd))
-            inBounds = andOf(inBounds, arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::sge,
-                                                             coord, floors[vd]));
+                                                             add(rc.rel, cIndex(c)), rc.span));
+          if (rc.dim)
+            inBounds =
+                andOf(inBounds, arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult,
+                                                      add(coordBase[td], cIndex(c)), rc.dim));
+          if (rc.limit)
+            inBounds =
+                andOf(inBounds, arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt,
+                                                      add(coordBase[td], cIndex(c)), rc.limit));
+          if (rc.floor)
+            inBounds =
+                andOf(inBounds, arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::sge,
+                                                      add(coordBase[td], cIndex(c)), rc.floor));
         }
       }
       Value ptr = gepFrom(origin, offset);

@@ -368,10 +368,16 @@ tile.kernel @wgmma_pair_columns(%N: index, %x: !tile.view<[N, 16, 16], f32> {til
 // -----
 
 // Masked loads along a row bound keep their 16-byte vectors: the bound
-// guards whole vectors, and what is out of range reads as zeros.
+// guards whole vectors, and what is out of range reads as zeros. The row's
+// two bounds (the view's dim N and the limit) are one range check, made
+// once: the span min(limit, N) - 0, clamped at 0, and each row's offset
+// compared with it unsigned (a row past either, or below 0, fails it).
 // CHECK-LABEL: llvm.func @row_limit(
-// CHECK: arith.cmpi slt
-// CHECK: scf.if %{{.*}} -> (vector<4xf32>)
+// CHECK: %[[HI:.*]] = arith.minsi %{{.*}}, %{{.*}} : index
+// CHECK: %[[WIDTH:.*]] = arith.subi %[[HI]], %{{.*}} : index
+// CHECK: %[[SPAN:.*]] = arith.maxsi %[[WIDTH]], %{{.*}} : index
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %{{.*}}, %[[SPAN]] : index
+// CHECK: scf.if %[[IN]] -> (vector<4xf32>)
 // CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
 // CHECK: llvm.mlir.constant(dense<0.000000e+00> : vector<4xf32>)
 tile.kernel @row_limit(%N: index, %x: !tile.view<[N, 64], f32> {tile.access = "inout"}, %lim32: i32) attributes {dim_names = ["N"],
