@@ -686,6 +686,17 @@ inline bool knownMultipleOf(Value v, int64_t n) {
   return false;
 }
 
+// f8e4m3 bytes in 16-bit words (Float8Pairs.cpp).
+/// The vector and constant position `v` was extracted from, through
+/// bitcasts of the element; a null vector otherwise.
+std::pair<Value, int64_t> extractedFrom(Value v);
+/// The 16-bit word holding registers lo and hi when they are bytes 2k and
+/// 2k + 1 of one vector of bytes, as a vector<2xi8>; null otherwise.
+Value bytePairWord(OpBuilder &b, Location l, Value lo, Value hi);
+/// Registers that are byte pairs, in order, as a vector of 16-bit words;
+/// null when they are not.
+Value bytesFromPairs(OpBuilder &b, Location l, ArrayRef<Value> bytes);
+
 } // namespace kiln::nvvm
 
 #endif

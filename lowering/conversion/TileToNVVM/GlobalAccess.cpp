@@ -1,0 +1,320 @@
+//===- GlobalAccess.cpp - tile loads and stores of global memory ----------===//
+//
+// A tile.load or tile.store of a view: each thread's registers at their
+// addresses, row-major from the runtime dims, up to 16 bytes an access
+// along a contiguous dim, masked elements guarded (one range check a dim),
+// a store of replicated elements by one owner thread of each group. An
+// f8e4m3 tile moves as bytes, in 16-bit words where they pair.
+//
+//===----------------------------------------------------------------------===//
+#include "lowering/conversion/TileToNVVM/GpuKernelLowering.h"
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::tile;
+
+namespace kiln::nvvm {
+
+// Whether v is computed (within a few steps) from a value loaded in
+// `region`. A load made outside the region, before a loop, has long
+// arrived when the loop's accesses use it: only a fresh one is worth
+// splitting an address for.
+static bool readsMemoryIn(Value v, Region *region, int depth = 8) {
+  Operation *def = v.getDefiningOp();
+  if (!def || depth == 0)
+    return false;
+  if (isa<LLVM::LoadOp>(def))
+    return def->getParentRegion() == region;
+  return llvm::any_of(def->getOperands(),
+                      [&](Value operand) { return readsMemoryIn(operand, region, depth - 1); });
+}
+
+Value GpuKernelLowering::elementAddress(const ViewInfo &vi, ArrayRef<Value> indices, Type elem) {
+  Value offset = cIndex(0);
+  for (auto [d, index] : llvm::enumerate(indices))
+    offset = add(offset, mul(index, vi.strides[d]));
+  Value off64 = arith::IndexCastOp::create(b, loc(), b.getI64Type(), offset);
+  return LLVM::GEPOp::create(b, loc(), vi.ptr.getType(), elem, vi.ptr, ValueRange{off64});
+}
+
+LogicalResult GpuKernelLowering::lowerAccess(const ViewInfo &vi, ArrayRef<Value> starts,
+                                             ArrayRef<Value> floors, ArrayRef<Value> limits,
+                                             ArrayRef<int64_t> keep, bool masked, Value tile,
+                                             bool isLoad, double other) {
+  Type elem = cast<TileType>(tile.getType()).getElementType(), mem = memoryType(elem);
+  if (mem == elem)
+    return lowerAccessAs(elem, vi, starts, floors, limits, keep, masked, tile, isLoad, other);
+  // An f8e4m3 tile moves as bytes: its registers are bitcast on the way.
+  Regs values = regs[tile];
+  if (!isLoad)
+    for (Value &v : regs[tile])
+      v = arith::BitcastOp::create(b, loc(), mem, v);
+  bool lossless = false;
+  APFloat fill(other);
+  fill.convert(cast<FloatType>(elem).getFloatSemantics(), APFloat::rmNearestTiesToEven, &lossless);
+  LogicalResult done = lowerAccessAs(mem, vi, starts, floors, limits, keep, masked, tile, isLoad,
+                                     (double)(int8_t)fill.bitcastToAPInt().getZExtValue());
+  if (isLoad)
+    for (Value &v : regs[tile])
+      v = arith::BitcastOp::create(b, loc(), elem, v);
+  else
+    regs[tile] = values;
+  return done;
+}
+
+LogicalResult GpuKernelLowering::lowerAccessAs(Type elem, const ViewInfo &vi,
+                                               ArrayRef<Value> starts, ArrayRef<Value> floors,
+                                               ArrayRef<Value> limits, ArrayRef<int64_t> keep,
+                                               bool masked, Value tile, bool isLoad, double other) {
+  auto tileType = cast<TileType>(tile.getType());
+  unsigned elemBytes = std::max(1u, elem.getIntOrFloatBitWidth() / 8);
+  Type ptrType = vi.ptr.getType();
+  auto gepFrom = [&](Value ptr, Value offset) -> Value {
+    Value off64 = arith::IndexCastOp::create(b, loc(), b.getI64Type(), offset);
+    return LLVM::GEPOp::create(b, loc(), ptrType, elem, ptr, ValueRange{off64});
+  };
+
+  if (tileType.getRank() == 0) {
+    Value at = elementAddress(vi, starts, elem);
+    if (isLoad) {
+      Value v = LLVM::LoadOp::create(b, loc(), elem, at, elemBytes, false, false, vi.readOnly);
+      regs[tile] = {v};
+    } else {
+      OpBuilder::InsertionGuard guard(b);
+      enterLeaderOnly();
+      LLVM::StoreOp::create(b, loc(), regs[tile][0], at, elemBytes);
+    }
+    return success();
+  }
+
+  TileLayout l = layoutOf(tile);
+  unsigned rank = l.shape.size();
+  // Thread-dependent part of the offset, computed once. A start just read
+  // from memory (decode's slot) is added last, to a pointer made from
+  // everything else: the address then waits on that load for one
+  // multiply-add, not for the whole sum.
+  Value base = cIndex(0), late;
+  SmallVector<Value> coordBase(rank);
+  for (unsigned d = 0; d < starts.size(); ++d) {
+    Value idx = starts[d], threadPart, coord = idx;
+    if (auto pos = llvm::find(keep, (int64_t)d); pos != keep.end()) {
+      unsigned td = pos - keep.begin();
+      threadPart = threadBase(l, td);
+      coordBase[td] = coord = add(idx, threadPart);
+    }
+    if (readsMemoryIn(idx, b.getInsertionBlock()->getParent())) {
+      Value term = mul(idx, vi.strides[d]);
+      late = late ? add(late, term) : term;
+      if (threadPart)
+        base = add(base, mul(threadPart, vi.strides[d]));
+      continue;
+    }
+    base = add(base, mul(coord, vi.strides[d]));
+  }
+  // With a late term, the accesses' offsets count from a pointer that
+  // already holds both parts.
+  Value origin = vi.ptr;
+  if (late) {
+    origin = gepFrom(vi.ptr, base);
+    origin = gepFrom(origin, late);
+    base = cIndex(0);
+  }
+  WindowBounds bounds{vi, starts, floors, limits};
+  // Vector width along the last tile dim when it is the view's contiguous
+  // dim, no limit cuts it and every vector start is provably aligned. The
+  // dim's own end then never falls inside a vector (static, a multiple of
+  // the width), so a mask decided at a vector's first element holds for all
+  // of it.
+  // A dynamic contiguous dim (a token-last tensor padded to TP tokens,
+  // tests/lit/ptx/dynamic_inner_dim.test) has its width decided at run
+  // time instead: one uniform test picks the vector accesses when the dim
+  // is a multiple of it, scalar ones otherwise.
+  int64_t vec = 1;
+  unsigned last = rank - 1;
+  bool dynamicInner = false;
+  if (!l.isUnit(last) && keep[last] == (int64_t)vi.type.getRank() - 1 &&
+      !(masked && (bounds.limitBinds(keep[last]) || bounds.floorBinds(keep[last])))) {
+    int64_t innermost = vi.type.getShape().back();
+    dynamicInner = ShapedType::isDynamic(innermost);
+    vec = std::min<int64_t>(l.contiguous(last), 16 / elemBytes);
+    while (vec > 1 &&
+           ((!dynamicInner && innermost % vec != 0) || !knownMultipleOf(starts[keep[last]], vec)))
+      vec /= 2;
+  }
+  Value pred = isLoad ? Value() : ownerPredicate(l);
+  scf::IfOp guardIf;
+  OpBuilder::InsertionGuard guard(b);
+  if (pred) {
+    guardIf = scf::IfOp::create(b, loc(), TypeRange{}, pred, false);
+    b.setInsertionPoint(guardIf.thenBlock()->getTerminator());
+  }
+  // A masked dim's checks as one: floor <= coord < limit and 0 <= coord <
+  // dim hold together exactly when (coord - lo) <u max(hi - lo, 0), lo the
+  // floor (at least 0 where the dim binds), hi the limit (at most the dim).
+  // One 64-bit compare an element where there were up to three, lo and
+  // the span computed once (coordBase - lo, then each element's offset).
+  struct RangeCheck {
+    Value rel, span;         // the range check: (rel + c) <u span
+    Value dim, floor, limit; // or a lone check: coord <u dim, >= floor, < limit
+  };
+  SmallVector<RangeCheck> rangeChecks(rank);
+  if (masked) {
+    for (unsigned td = 0; td < rank; ++td) {
+      unsigned vd = keep[td];
+      // A static dim the window provably stays inside needs no check.
+      bool dim = !bounds.inside(vd, l.shape[td]), limit = bounds.limitBinds(vd),
+           floor = bounds.floorBinds(vd);
+      RangeCheck &rc = rangeChecks[td];
+      if (dim + limit + floor < 2) {
+        rc.dim = dim ? vi.dims[vd] : Value();
+        rc.floor = floor ? floors[vd] : Value();
+        rc.limit = limit ? limits[vd] : Value();
+        continue;
+      }
+      Value lo = floor ? floors[vd] : cIndex(0), hi = limit ? limits[vd] : vi.dims[vd];
+      if (dim && floor)
+        lo = arith::MaxSIOp::create(b, loc(), lo, cIndex(0));
+      if (dim && limit)
+        hi = arith::MinSIOp::create(b, loc(), hi, vi.dims[vd]);
+      rc.span =
+          arith::MaxSIOp::create(b, loc(), arith::SubIOp::create(b, loc(), hi, lo), cIndex(0));
+      rc.rel = arith::SubIOp::create(b, loc(), coordBase[td], lo);
+    }
+  }
+  auto accessAll = [&](int64_t vec) {
+    Regs result(l.numRegs());
+    const Regs &values = isLoad ? result : regs[tile];
+    for (int64_t r = 0; r < l.numRegs(); ++r) {
+      SmallVector<int64_t, 2> ri = l.regIndex(r);
+      if (ri[last] % vec != 0)
+        continue; // inside a vector started earlier
+      Value offset = base;
+      Value inBounds;
+      for (unsigned td = 0; td < rank; ++td) {
+        int64_t c = l.constOffset(td, ri[td]);
+        unsigned vd = keep[td];
+        if (c != 0)
+          offset = add(offset, mul(cIndex(c), vi.strides[vd]));
+        if (masked) {
+          const RangeCheck &rc = rangeChecks[td];
+          if (rc.span)
+            inBounds = andOf(inBounds, arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult,
+                                                             add(rc.rel, cIndex(c)), rc.span));
+          if (rc.dim)
+            inBounds =
+                andOf(inBounds, arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult,
+                                                      add(coordBase[td], cIndex(c)), rc.dim));
+          if (rc.limit)
+            inBounds =
+                andOf(inBounds, arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt,
+                                                      add(coordBase[td], cIndex(c)), rc.limit));
+          if (rc.floor)
+            inBounds =
+                andOf(inBounds, arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::sge,
+                                                      add(coordBase[td], cIndex(c)), rc.floor));
+        }
+      }
+      Value ptr = gepFrom(origin, offset);
+      if (vec > 1) {
+        auto vecType = VectorType::get({vec}, elem);
+        if (isLoad) {
+          // f8e4m3 bytes load as 16-bit words, the pairs their conversions
+          // take (bytePairWord): a vector of bytes would reach nvcc as a
+          // byte array, which it splits into bytes and joins again.
+          bool words = isa<Float8E4M3FNType>(tileType.getElementType()) && vec % 2 == 0;
+          Type wordType = words ? b.getI16Type() : elem;
+          auto loadType = words ? VectorType::get({vec / 2}, wordType) : vecType;
+          Value v;
+          if (inBounds) {
+            auto ifOp = scf::IfOp::create(b, loc(), TypeRange{loadType}, inBounds, true);
+            OpBuilder tb = ifOp.getThenBodyBuilder();
+            scf::YieldOp::create(
+                tb, loc(),
+                ValueRange{LLVM::LoadOp::create(tb, loc(), loadType, ptr, vec * elemBytes, false,
+                                                false, vi.readOnly)});
+            OpBuilder eb = ifOp.getElseBodyBuilder();
+            // A word of two fill bytes, as the signed 16-bit value of those bits.
+            int64_t bits = words ? (int16_t)(((int64_t)other & 0xff) * 0x101) : (int64_t)other;
+            Attribute fill = isa<FloatType>(elem) ? (Attribute)eb.getFloatAttr(elem, other)
+                                                  : eb.getIntegerAttr(wordType, bits);
+            scf::YieldOp::create(eb, loc(),
+                                 ValueRange{LLVM::ConstantOp::create(
+                                     eb, loc(), loadType, DenseElementsAttr::get(loadType, fill))});
+            v = ifOp.getResult(0);
+          } else {
+            v = LLVM::LoadOp::create(b, loc(), loadType, ptr, vec * elemBytes, false, false,
+                                     vi.readOnly);
+          }
+          if (words)
+            v = LLVM::BitcastOp::create(b, loc(), vecType, v);
+          for (int64_t e = 0; e < vec; ++e) {
+            Value idx = LLVM::ConstantOp::create(b, loc(), b.getI32Type(), e);
+            result[r + e] = LLVM::ExtractElementOp::create(b, loc(), v, idx);
+          }
+        } else {
+          OpBuilder::InsertionGuard storeGuard(b);
+          if (inBounds) {
+            auto ifOp = scf::IfOp::create(b, loc(), TypeRange{}, inBounds, false);
+            b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+          }
+          Value v = elem.isInteger(8)
+                        ? bytesFromPairs(b, loc(), ArrayRef<Value>(values).slice(r, vec))
+                        : Value();
+          if (!v) {
+            v = LLVM::PoisonOp::create(b, loc(), vecType);
+            for (int64_t e = 0; e < vec; ++e) {
+              Value idx = LLVM::ConstantOp::create(b, loc(), b.getI32Type(), e);
+              v = LLVM::InsertElementOp::create(b, loc(), v, values[r + e], idx);
+            }
+          }
+          LLVM::StoreOp::create(b, loc(), v, ptr, vec * elemBytes);
+        }
+        continue;
+      }
+      if (isLoad) {
+        if (inBounds) {
+          auto ifOp = scf::IfOp::create(b, loc(), TypeRange{elem}, inBounds, true);
+          OpBuilder tb = ifOp.getThenBodyBuilder();
+          Value v =
+              LLVM::LoadOp::create(tb, loc(), elem, ptr, elemBytes, false, false, vi.readOnly);
+          scf::YieldOp::create(tb, loc(), ValueRange{v});
+          OpBuilder eb = ifOp.getElseBodyBuilder();
+          scf::YieldOp::create(eb, loc(), ValueRange{scalarConstant(eb, loc(), elem, other)});
+          result[r] = ifOp.getResult(0);
+        } else {
+          result[r] =
+              LLVM::LoadOp::create(b, loc(), elem, ptr, elemBytes, false, false, vi.readOnly);
+        }
+      } else if (inBounds) {
+        auto ifOp = scf::IfOp::create(b, loc(), TypeRange{}, inBounds, false);
+        OpBuilder tb = ifOp.getThenBodyBuilder();
+        LLVM::StoreOp::create(tb, loc(), values[r], ptr, elemBytes);
+      } else {
+        LLVM::StoreOp::create(b, loc(), values[r], ptr, elemBytes);
+      }
+    }
+    return result;
+  };
+  if (!dynamicInner || vec == 1) {
+    Regs result = accessAll(vec);
+    if (isLoad)
+      regs[tile] = result;
+    return success();
+  }
+  Value whole = eq(arith::RemUIOp::create(b, loc(), vi.dims.back(), cIndex(vec)), 0);
+  auto split = scf::IfOp::create(
+      b, loc(), isLoad ? SmallVector<Type>(l.numRegs(), elem) : SmallVector<Type>(), whole, true);
+  for (auto [block, width] : {std::pair{split.thenBlock(), vec}, {split.elseBlock(), int64_t(1)}}) {
+    OpBuilder::InsertionGuard branch(b);
+    if (block->mightHaveTerminator())
+      block->getTerminator()->erase();
+    b.setInsertionPointToEnd(block);
+    Regs result = accessAll(width);
+    scf::YieldOp::create(b, loc(), isLoad ? ValueRange(result) : ValueRange());
+  }
+  if (isLoad)
+    regs[tile] = Regs(split.getResults().begin(), split.getResults().end());
+  return success();
+}
+
+} // namespace kiln::nvvm
