@@ -3,7 +3,8 @@
 // Flags let a kernel run beside the kernel launched before it and read what
 // that kernel wrote as soon as it is there: the writer's programs signal a
 // flag once their stores are visible, the reader waits on it before its
-// loads (and its TMA copies).
+// loads (and its TMA copies). A kernel started early waits for the launch
+// before it as a whole (griddepcontrol).
 //
 //===----------------------------------------------------------------------===//
 #include "lowering/conversion/TileToNVVM/GpuKernelLowering.h"
@@ -29,9 +30,7 @@ LogicalResult GpuKernelLowering::lowerGridDependency(StringRef instruction) {
   // As inline asm that clobbers memory, not NVVM's griddepcontrol op: LLVM
   // takes that intrinsic to touch no memory, so nothing would keep a load
   // of what the launch before writes from moving above the wait.
-  LLVM::InlineAsmOp::create(b, loc(), TypeRange(), ValueRange(), b.getStringAttr(instruction),
-                            b.getStringAttr("~{memory}"), b.getUnitAttr(), UnitAttr(),
-                            LLVM::TailCallKindAttr(), LLVM::AsmDialectAttr(), ArrayAttr());
+  inlinePtx(b, loc(), instruction, "~{memory}", ValueRange{});
   return success();
 }
 

@@ -148,14 +148,16 @@ LogicalResult GpuKernelLowering::lowerAccessAs(Type elem, const ViewInfo &vi,
     guardIf = scf::IfOp::create(b, loc(), TypeRange{}, pred, false);
     b.setInsertionPoint(guardIf.thenBlock()->getTerminator());
   }
-  // A masked dim's checks as one: floor <= coord < limit and 0 <= coord <
-  // dim hold together exactly when (coord - lo) <u max(hi - lo, 0), lo the
-  // floor (at least 0 where the dim binds), hi the limit (at most the dim).
-  // One 64-bit compare an element where there were up to three, lo and
-  // the span computed once (coordBase - lo, then each element's offset).
+  // Each masked dim's one check of an element at constant offset c from
+  // the thread's coordinate: (base + c) `pred` bound, or none. Where two or
+  // three bounds bind, floor <= coord < limit and 0 <= coord < dim hold
+  // together exactly when (coord - lo) <u max(hi - lo, 0), lo the floor (at
+  // least 0 where the dim binds), hi the limit (at most the dim): one
+  // 64-bit compare an element where there were up to three, lo and the span
+  // computed once (base = coordBase - lo, then each element's offset).
   struct RangeCheck {
-    Value rel, span;         // the range check: (rel + c) <u span
-    Value dim, floor, limit; // or a lone check: coord <u dim, >= floor, < limit
+    Value base, bound;
+    arith::CmpIPredicate pred = arith::CmpIPredicate::ult;
   };
   SmallVector<RangeCheck> rangeChecks(rank);
   if (masked) {
@@ -165,10 +167,17 @@ LogicalResult GpuKernelLowering::lowerAccessAs(Type elem, const ViewInfo &vi,
       bool dim = !bounds.inside(vd, l.shape[td]), limit = bounds.limitBinds(vd),
            floor = bounds.floorBinds(vd);
       RangeCheck &rc = rangeChecks[td];
-      if (dim + limit + floor < 2) {
-        rc.dim = dim ? vi.dims[vd] : Value();
-        rc.floor = floor ? floors[vd] : Value();
-        rc.limit = limit ? limits[vd] : Value();
+      rc.base = coordBase[td];
+      if (dim + limit + floor < 2) { // a lone bound, or none
+        if (dim) {
+          rc.bound = vi.dims[vd];
+        } else if (limit) {
+          rc.bound = limits[vd];
+          rc.pred = arith::CmpIPredicate::slt;
+        } else if (floor) {
+          rc.bound = floors[vd];
+          rc.pred = arith::CmpIPredicate::sge;
+        }
         continue;
       }
       Value lo = floor ? floors[vd] : cIndex(0), hi = limit ? limits[vd] : vi.dims[vd];
@@ -176,9 +185,9 @@ LogicalResult GpuKernelLowering::lowerAccessAs(Type elem, const ViewInfo &vi,
         lo = arith::MaxSIOp::create(b, loc(), lo, cIndex(0));
       if (dim && limit)
         hi = arith::MinSIOp::create(b, loc(), hi, vi.dims[vd]);
-      rc.span =
+      rc.bound =
           arith::MaxSIOp::create(b, loc(), arith::SubIOp::create(b, loc(), hi, lo), cIndex(0));
-      rc.rel = arith::SubIOp::create(b, loc(), coordBase[td], lo);
+      rc.base = arith::SubIOp::create(b, loc(), coordBase[td], lo);
     }
   }
   auto accessAll = [&](int64_t vec) {
@@ -197,21 +206,9 @@ LogicalResult GpuKernelLowering::lowerAccessAs(Type elem, const ViewInfo &vi,
           offset = add(offset, mul(cIndex(c), vi.strides[vd]));
         if (masked) {
           const RangeCheck &rc = rangeChecks[td];
-          if (rc.span)
-            inBounds = andOf(inBounds, arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult,
-                                                             add(rc.rel, cIndex(c)), rc.span));
-          if (rc.dim)
-            inBounds =
-                andOf(inBounds, arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::ult,
-                                                      add(coordBase[td], cIndex(c)), rc.dim));
-          if (rc.limit)
-            inBounds =
-                andOf(inBounds, arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt,
-                                                      add(coordBase[td], cIndex(c)), rc.limit));
-          if (rc.floor)
-            inBounds =
-                andOf(inBounds, arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::sge,
-                                                      add(coordBase[td], cIndex(c)), rc.floor));
+          if (rc.bound)
+            inBounds = andOf(inBounds, arith::CmpIOp::create(b, loc(), rc.pred,
+                                                             add(rc.base, cIndex(c)), rc.bound));
         }
       }
       Value ptr = gepFrom(origin, offset);
