@@ -633,6 +633,19 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
     becomes two 32 x 32 boxes of a 128-byte-swizzled tensor map, and
       llvm.load (stage + box * 4096 + row * 128 + ((col * 4 % 128) ^ (row % 8) << 4))
 
+    A swizzled tile of 16-bit elements whose layout is made of 8 x 8
+    matrices, each lane holding two neighbours of each (the accumulators'
+    layout, as laid out or with its dims swapped: `matrixReads` in
+    lowering/analysis/Layout), is read four matrices an instruction
+    instead, each lane giving the address of one 16-byte matrix row:
+
+      %v = tile.load %v[...] {tile.pipeline = "ring"} -> <32x64xbf16>  (read
+          in the accumulators' layout with its dims swapped)
+    becomes
+      nvvm.ldmatrix %row {num = 4, layout = #nvvm.mma_layout<col>}  (.trans)
+    and each 32-bit word a pair of elements: 2 instructions where there were
+    16 loads, each with its own swizzled address.
+
     The lowered function lists its tensor maps as lowered (view argument,
     swizzle, box) in `kiln.tensor_maps`, for the manifest. With
     `persistent`, each role loops over grid points from `ctaid.x` by

@@ -409,6 +409,30 @@ bool KernelPrinter::printNvvm(Operation *op) {
                << use(m.getEnableInputD()) << ");\n";
         return true;
       })
+      .Case([&](NVVM::LdMatrixOp l) {
+        if (l.getShape().getM() != 8 || l.getShape().getN() != 8 ||
+            l.getEltType() != NVVM::LdStMatrixEltType::B16)
+          return fail(op, "an ldmatrix other than m8n8 of 16-bit elements");
+        unsigned n = l.getNum();
+        bool trans = l.getLayout() == NVVM::MMALayout::col;
+        std::string shape = "m8n8.x" + std::to_string(n) + (trans ? ".trans" : "");
+        std::string name = "kiln_ldmatrix_x" + std::to_string(n) + (trans ? "_trans" : "");
+        std::string type = n == 1 ? "int32_t" : "kiln_array<int32_t, " + std::to_string(n) + ">";
+        std::string outs;
+        for (unsigned i = 0; i < n; ++i)
+          outs += (i ? ", " : "") + std::string(n == 1 ? "\"=r\"(v)" : "\"=r\"(v.e[") +
+                  (n == 1 ? "" : std::to_string(i) + "])");
+        // "memory": it reads a ring stage, after the wait for it and before
+        // the arrival that frees it, both asm of their own.
+        helpers.use(name, "__device__ __forceinline__ " + type + " " + name +
+                              "(uint32_t address) {\n  " + type +
+                              " v;\n  asm volatile(\"ldmatrix.sync.aligned." + shape +
+                              ".shared.b16 {" + operandList(0, n) + "}, [%" + std::to_string(n) +
+                              "];\"\n               : " + outs +
+                              "\n               : \"r\"(address) : \"memory\");\n  return v;\n}");
+        assign(r, name + "(" + smemAddress(l.getPtr()) + ")");
+        return true;
+      })
       .Case([&](NVVM::Tcgen05LdOp l) {
         auto vt = dyn_cast<VectorType>(r.getType());
         if (l.getPack() || l.getOffset() || l.getShape() != NVVM::Tcgen05LdStShape::SHAPE_32X32B ||

@@ -5,6 +5,8 @@
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <array>
+
 using namespace mlir;
 using namespace kiln;
 
@@ -187,6 +189,61 @@ std::optional<std::string> TileLayout::mismatch() const {
              " (size x lanes x warps)";
   }
   return std::nullopt;
+}
+
+std::optional<MatrixReads> kiln::matrixReads(const TileLayout &l) {
+  if (l.shape.size() != 2 || l.numRegs() % 2)
+    return std::nullopt;
+  auto at = [&](int64_t r, int64_t lane, int64_t warp) {
+    SmallVector<int64_t, 2> i = l.regIndex(r);
+    return std::array<int64_t, 2>{l.coordinate(0, i[0], lane, warp),
+                                  l.coordinate(1, i[1], lane, warp)};
+  };
+  // Where lane `lane` holds element `e` of the 8 x 8 matrix at `base`.
+  auto expected = [](bool transposed, std::array<int64_t, 2> base, int64_t lane, int64_t e) {
+    int64_t pair = 2 * (lane % 4) + e, row = lane / 4;
+    return transposed ? std::array<int64_t, 2>{base[0] + pair, base[1] + row}
+                      : std::array<int64_t, 2>{base[0] + row, base[1] + pair};
+  };
+  // Whether registers (first, second) are one matrix's pairs in every warp.
+  auto isMatrix = [&](bool transposed, int64_t first, int64_t second) {
+    for (int64_t warp = 0; warp < l.warpCount(); ++warp) {
+      std::array<int64_t, 2> base = at(first, 0, warp);
+      if (base[0] % 8 || base[1] % 8 || base[0] + 8 > l.shape[0] || base[1] + 8 > l.shape[1])
+        return false;
+      for (int64_t lane = 0; lane < 32; ++lane)
+        if (at(first, lane, warp) != expected(transposed, base, lane, 0) ||
+            at(second, lane, warp) != expected(transposed, base, lane, 1))
+          return false;
+    }
+    return true;
+  };
+  MatrixReads reads;
+  SmallVector<bool> taken(l.numRegs(), false);
+  std::optional<bool> kind;
+  for (int64_t r = 0; r < l.numRegs(); ++r) {
+    if (taken[r])
+      continue;
+    std::optional<std::pair<int64_t, int64_t>> found;
+    for (bool transposed : {true, false}) {
+      if (kind && *kind != transposed)
+        continue;
+      std::array<int64_t, 2> want = expected(transposed, at(r, 0, 0), 0, 1);
+      for (int64_t s = 0; s < l.numRegs() && !found; ++s)
+        if (!taken[s] && s != r && at(s, 0, 0) == want && isMatrix(transposed, r, s)) {
+          found = {r, s};
+          kind = transposed;
+        }
+      if (found)
+        break;
+    }
+    if (!found)
+      return std::nullopt;
+    taken[found->first] = taken[found->second] = true;
+    reads.pairs.push_back(*found);
+  }
+  reads.transposed = *kind;
+  return reads;
 }
 
 tile::LayoutAttr kiln::defaultLayout(MLIRContext *ctx, ArrayRef<int64_t> shape, unsigned elemBytes,

@@ -83,6 +83,22 @@ bool staysInWarps(const TileLayout &from, const TileLayout &to, int64_t warps,
 /// it: the two differ only in the order of their dims.
 bool permutesRegisters(const TileLayout &from, const TileLayout &to, llvm::ArrayRef<int64_t> perm);
 
+/// How a warp's registers of a rank-2 tile of 16-bit elements come from a
+/// row-major shared-memory tile by `ldmatrix`: each 8 x 8 matrix (8 rows of
+/// 16 bytes) gives every lane two elements, next to each other along the
+/// rows' dim (`ldmatrix`) or, `transposed`, along the columns' dim
+/// (`ldmatrix.trans`). The wgmma accumulator fragment read from a tile in
+/// either orientation is such a layout.
+struct MatrixReads {
+  bool transposed = false;
+  /// Per matrix, the registers holding a thread's first and second element.
+  llvm::SmallVector<std::pair<int64_t, int64_t>> pairs;
+};
+
+/// The matrices `l` reads as, or nothing where some register of some lane of
+/// some warp falls outside the pattern (one kind for the whole tile).
+std::optional<MatrixReads> matrixReads(const TileLayout &l);
+
 /// Per tile dim, what a schedule's `layouts:` fixed; an empty list is chosen
 /// as for the default layout.
 struct LayoutChoice {

@@ -382,3 +382,45 @@ TEST_CASE("a TMA ring swizzled for its readers: the scan's U read in the accumul
           return ring.threadByte(row, col, 4);
         }));
 }
+
+TEST_CASE("ldmatrix reads: the accumulators' layout from a tile in either orientation",
+          "[layout]") {
+  Types t;
+  TileLayout fragment = scanFragment(t); // [64 state rows, 32 tokens]
+  // Read as laid out (rows along the stage's rows): each matrix gives a
+  // lane two neighbours of one row, as plain ldmatrix does.
+  std::optional<MatrixReads> plain = matrixReads(fragment);
+  REQUIRE(plain);
+  CHECK(!plain->transposed);
+  // The scan's values: [32 tokens, 64 state rows] in the ring, read with
+  // the fragment's dims swapped: the two elements of a pair are two
+  // tokens, one stage row apart, as ldmatrix.trans gives them.
+  TileLayout swapped = swappedDims(fragment);
+  std::optional<MatrixReads> trans = matrixReads(swapped);
+  REQUIRE(trans);
+  CHECK(trans->transposed);
+  // 16 registers a thread: 8 matrices of 8 x 8 a warp, each register once,
+  // and each pair one element apart along the tokens for every lane.
+  REQUIRE(trans->pairs.size() == 8);
+  std::set<int64_t> regs;
+  for (auto [first, second] : trans->pairs) {
+    regs.insert(first);
+    regs.insert(second);
+    for (int64_t warp = 0; warp < 4; ++warp)
+      for (int64_t lane = 0; lane < 32; ++lane) {
+        auto a = swapped.regIndex(first), b = swapped.regIndex(second);
+        CHECK(swapped.coordinate(0, b[0], lane, warp) ==
+              swapped.coordinate(0, a[0], lane, warp) + 1);
+        CHECK(swapped.coordinate(1, b[1], lane, warp) == swapped.coordinate(1, a[1], lane, warp));
+        // Lane L holds row 2 (L % 4) and column L / 4 of its matrix.
+        CHECK(swapped.coordinate(0, a[0], lane, warp) % 8 == 2 * (lane % 4));
+        CHECK(swapped.coordinate(1, a[1], lane, warp) % 8 == lane / 4);
+      }
+  }
+  CHECK(regs.size() == 16);
+  // A layout of 16-byte vectors along the rows is no set of matrices.
+  TileLayout rows =
+      TileLayout::get(tile::LayoutAttr::get(&t.ctx, {1, 8}, {4, 8}, {4, 1}, {0, 1}, {}), {32, 64});
+  REQUIRE(!rows.mismatch());
+  CHECK(!matrixReads(rows));
+}

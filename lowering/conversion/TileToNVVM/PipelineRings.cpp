@@ -151,7 +151,9 @@ void GpuKernelLowering::readSwizzledStage(const RingPlan &ring, Value stage, Val
   int64_t elemBytes = elem.getIntOrFloatBitWidth() / 8;
   TileLayout l = layoutOf(tile);
   unsigned last = l.shape.size() - 1;
-  int64_t boxElems = ring.swizzleBytes / elemBytes;
+  if (elemBytes == 2)
+    if (std::optional<MatrixReads> reads = matrixReads(l))
+      return readStageMatrices(ring, stage, tile, *reads);
   // Vectors as a dense stage is read: a swizzle moves whole 16-byte pieces,
   // so none is split.
   int64_t vec = stageReadVector(l, elemBytes);
@@ -166,18 +168,7 @@ void GpuKernelLowering::readSwizzledStage(const RingPlan &ring, Value stage, Val
     Value row = c[0];
     for (unsigned d = 1; d < last; ++d)
       row = add(mul(row, cIndex(l.shape[d])), c[d]);
-    Value col = c[last];
-    // RingPlan::threadByte, with the XOR's operands kept apart so that
-    // registers a multiple of 8 rows apart share it.
-    Value box = arith::DivUIOp::create(b, loc(), col, cIndex(boxElems));
-    Value inRow = mul(arith::RemUIOp::create(b, loc(), col, cIndex(boxElems)), cIndex(elemBytes));
-    Value piece = arith::ShLIOp::create(b, loc(), arith::RemUIOp::create(b, loc(), row, cIndex(8)),
-                                        cIndex(4));
-    Value byte = add(add(mul(box, cIndex(ring.kBlockStride)), mul(row, cIndex(ring.swizzleBytes))),
-                     arith::XOrIOp::create(b, loc(), inRow, piece));
-    Value ptr =
-        LLVM::GEPOp::create(b, loc(), stage.getType(), b.getI8Type(), stage,
-                            ValueRange{arith::IndexCastOp::create(b, loc(), b.getI64Type(), byte)});
+    Value ptr = swizzledElement(ring, stage, row, c[last], elemBytes);
     if (vec == 1) {
       result[r] = LLVM::LoadOp::create(b, loc(), elem, ptr, elemBytes);
       continue;
@@ -191,6 +182,83 @@ void GpuKernelLowering::readSwizzledStage(const RingPlan &ring, Value stage, Val
   if (elem != tileType.getElementType()) // f8e4m3's bytes
     for (Value &v : result)
       v = arith::BitcastOp::create(b, loc(), tileType.getElementType(), v);
+  regs[tile] = result;
+}
+
+Value GpuKernelLowering::swizzledElement(const RingPlan &ring, Value stage, Value row, Value col,
+                                         int64_t elemBytes) {
+  int64_t boxElems = ring.swizzleBytes / elemBytes;
+  Value box = arith::DivUIOp::create(b, loc(), col, cIndex(boxElems));
+  Value inRow = mul(arith::RemUIOp::create(b, loc(), col, cIndex(boxElems)), cIndex(elemBytes));
+  Value piece =
+      arith::ShLIOp::create(b, loc(), arith::RemUIOp::create(b, loc(), row, cIndex(8)), cIndex(4));
+  Value byte = add(add(mul(box, cIndex(ring.kBlockStride)), mul(row, cIndex(ring.swizzleBytes))),
+                   arith::XOrIOp::create(b, loc(), inRow, piece));
+  return LLVM::GEPOp::create(
+      b, loc(), stage.getType(), b.getI8Type(), stage,
+      ValueRange{arith::IndexCastOp::create(b, loc(), b.getI64Type(), byte)});
+}
+
+void GpuKernelLowering::readStageMatrices(const RingPlan &ring, Value stage, Value tile,
+                                          const MatrixReads &reads) {
+  auto tileType = cast<TileType>(tile.getType());
+  Type elem = tileType.getElementType();
+  TileLayout l = layoutOf(tile);
+  // Lane L of an instruction gives the address of row L % 8 of its matrix
+  // L / 8. A matrix's first element is, for every thread of a warp, where
+  // lane 0 holds it: the thread's own coordinate of that register less its
+  // lane's place in the matrix (matrixReads), plus the register's constant
+  // part. Only the constant part differs between matrices.
+  Value lane4 = arith::RemUIOp::create(b, loc(), lane, cIndex(4));
+  Value pair = mul(lane4, cIndex(2));
+  Value quad = arith::DivUIOp::create(b, loc(), lane, cIndex(4));
+  SmallVector<Value> bases = threadBases(l);
+  Value warpRow = arith::SubIOp::create(b, loc(), bases[0], reads.transposed ? pair : quad);
+  Value warpCol = arith::SubIOp::create(b, loc(), bases[1], reads.transposed ? quad : pair);
+  Value rowInMatrix = arith::RemUIOp::create(b, loc(), lane, cIndex(8));
+  Value which = arith::DivUIOp::create(b, loc(), lane, cIndex(8));
+  auto offset = [&](unsigned d, int64_t r) { return l.constOffset(d, l.regIndex(r)[d]); };
+  // The constant of this lane's matrix: a select over the instruction's.
+  auto pick = [&](ArrayRef<int64_t> values) {
+    Value v = cIndex(values[0]);
+    for (unsigned m = 1; m < values.size(); ++m)
+      if (values[m] != values[0])
+        v = arith::SelectOp::create(b, loc(), eq(which, m), cIndex(values[m]), v);
+    return v;
+  };
+  Regs result(l.numRegs());
+  int64_t count = reads.pairs.size();
+  for (int64_t first = 0; first < count;) {
+    int64_t num = count - first >= 4 ? 4 : count - first >= 2 ? 2 : 1;
+    SmallVector<int64_t, 4> rows, cols;
+    // Lanes past the instruction's matrices give addresses it ignores:
+    // they repeat its last matrix's.
+    for (int64_t m = 0; m < 4; ++m) {
+      int64_t r = reads.pairs[first + std::min(m, num - 1)].first;
+      rows.push_back(offset(0, r));
+      cols.push_back(offset(1, r));
+    }
+    Value row = add(add(warpRow, pick(rows)), rowInMatrix);
+    Value col = add(warpCol, pick(cols));
+    Value ptr = swizzledElement(ring, stage, row, col, 2);
+    Type i32 = b.getI32Type();
+    Type resultType =
+        num == 1 ? i32
+                 : LLVM::LLVMStructType::getLiteral(b.getContext(), SmallVector<Type>(num, i32));
+    Value loaded = NVVM::LdMatrixOp::create(
+        b, loc(), resultType, ptr, num,
+        reads.transposed ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+        NVVM::LdStMatrixShapeAttr::get(b.getContext(), 8, 8), NVVM::LdStMatrixEltType::B16);
+    auto pairType = VectorType::get({2}, elem);
+    for (int64_t m = 0; m < num; ++m) {
+      Value word = num == 1 ? loaded : LLVM::ExtractValueOp::create(b, loc(), loaded, m);
+      Value two = LLVM::BitcastOp::create(b, loc(), pairType, word);
+      auto [lo, hi] = reads.pairs[first + m];
+      result[lo] = LLVM::ExtractElementOp::create(b, loc(), two, cI32(0));
+      result[hi] = LLVM::ExtractElementOp::create(b, loc(), two, cI32(1));
+    }
+    first += num;
+  }
   regs[tile] = result;
 }
 
