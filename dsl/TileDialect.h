@@ -73,6 +73,10 @@ inline constexpr llvm::StringLiteral kDynamicSharedBytesAttr = "kiln.dynamic_sha
 /// On a lowered GPU kernel: how many tile.convert_layout ops it lowered
 /// (each a shared-memory round trip between two barriers), for reports.
 inline constexpr llvm::StringLiteral kLayoutConversionsAttr = "kiln.layout_conversions";
+/// On a lowered GPU kernel: the extent of the grid along x, y and z where
+/// it is a compile-time constant (0 where it is known only at launch), so
+/// that the CUDA source can state each block index's range.
+inline constexpr llvm::StringLiteral kGridExtentsAttr = "kiln.grid_extents";
 /// On a kernel (and the LLVM function it lowers to): the dim expressions
 /// whose multipliers its trailing arguments hold (tile-invariant-divisors).
 inline constexpr llvm::StringLiteral kDivisorsAttr = "kiln.divisors";

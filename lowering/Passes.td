@@ -576,7 +576,10 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
       after the loop:  llvm.store ... (the fragment's pairs); llvm.load ...
     The kernel's dynamic shared
     memory (rings, barriers, staging) is recorded as
-    `kiln.dynamic_shared_bytes` on the `llvm.func` for the launch manifest.
+    `kiln.dynamic_shared_bytes` on the `llvm.func` for the launch manifest,
+    and the grid's extents along x, y and z that are compile-time constants
+    (0 where only the launch knows one) as `kiln.grid_extents`, from which
+    the CUDA source states each block index's range.
 
     Before (a SIMT product):
     ```mlir

@@ -1492,6 +1492,16 @@ bool KernelPrinter::print(std::string &error) {
     }
   }
   os << ") {\n";
+  // The launch's ranges, which the PTX build's LLVM knows of the special
+  // registers (or infers from the grid) and nvcc's front end otherwise does
+  // not: bounds checks on a thread's rows then fold to uniform ones.
+  if (threads)
+    os << "  __builtin_assume(threadIdx.x < " << threads << "u);\n";
+  if (auto extents = func->getAttrOfType<DenseI64ArrayAttr>(tile::kGridExtentsAttr))
+    for (auto [axis, extent] : llvm::enumerate(extents.asArrayRef()))
+      if (extent > 0)
+        os << "  __builtin_assume(blockIdx."
+           << "xyz"[axis] << " < " << extent << "u);\n";
   planInPlaceUpdates();
   planWordReads();
   planFusedProducts();

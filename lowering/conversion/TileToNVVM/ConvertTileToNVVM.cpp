@@ -314,12 +314,23 @@ LogicalResult GpuKernelLowering::lowerProgramIds(ProgramIdsOp op) {
     }
     return success();
   }
+  SmallVector<int64_t, 3> constant(3, 0);
   for (auto [slot, axis] : llvm::enumerate(order)) {
     Value id = slot == 0   ? (Value)NVVM::BlockIdXOp::create(b, loc(), i32)
                : slot == 1 ? (Value)NVVM::BlockIdYOp::create(b, loc(), i32)
                            : (Value)NVVM::BlockIdZOp::create(b, loc(), i32);
     map.map(op.getIds()[axis], arith::IndexCastUIOp::create(b, loc(), b.getIndexType(), id));
+    if (std::optional<int64_t> e = getConstantIntValue(map.lookup(op.getExtents()[axis])))
+      constant[slot] = *e;
   }
+  // The launch takes each axis's extent as it is (GpuLauncher, the
+  // launcher header): a constant one bounds the block index.
+  Operation *at = b.getInsertionBlock()->getParentOp();
+  auto func = dyn_cast<LLVM::LLVMFuncOp>(at);
+  if (!func)
+    func = at->getParentOfType<LLVM::LLVMFuncOp>();
+  if (func && llvm::any_of(constant, [](int64_t e) { return e > 0; }))
+    func->setAttr(kGridExtentsAttr, b.getDenseI64ArrayAttr(constant));
   return success();
 }
 

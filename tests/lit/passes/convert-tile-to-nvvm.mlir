@@ -993,3 +993,24 @@ tile.kernel @long_line(%N: index, %x: !tile.view<[N, 64], f32> {tile.access = "i
   tile.store %s, %y[%n, %c0] window [1, 64] keep [1] : !tile.tile<64xf32>, !tile.view<[N, 64], f32>
   tile.return
 }
+
+// -----
+// A grid axis of a compile-time extent (4 column blocks, on y) is listed on
+// the function for the CUDA source's ranges; the one known only at launch
+// (N, on x) as 0.
+// CHECK-LABEL: llvm.func @constant_axis(
+// CHECK-SAME: kiln.grid_extents = array<i64: 0, 4, 0>
+// CHECK: nvvm.read.ptx.sreg.ctaid.x
+// CHECK: nvvm.read.ptx.sreg.ctaid.y
+tile.kernel @constant_axis(%N: index, %x: !tile.view<[N, 64], f32> {tile.access = "in"},
+                           %y: !tile.view<[N, 64], f32> {tile.access = "out"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n", "j"], warps = 1, mma = "none",
+      roles = [], pipelines = []>} {
+  %c4 = arith.constant 4 : index
+  %ids:2 = tile.program_ids ["n", "j"] (%N, %c4) : index, index
+  %c16 = arith.constant 16 : index
+  %j0 = arith.muli %ids#1, %c16 : index
+  %t = tile.load %x[%ids#0, %j0] window [1, 16] keep [1] : !tile.view<[N, 64], f32> -> !tile.tile<16xf32>
+  tile.store %t, %y[%ids#0, %j0] window [1, 16] keep [1] : !tile.tile<16xf32>, !tile.view<[N, 64], f32>
+  tile.return
+}
