@@ -6,6 +6,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <array>
+#include <map>
 
 using namespace mlir;
 using namespace kiln;
@@ -220,6 +221,10 @@ std::optional<MatrixReads> kiln::matrixReads(const TileLayout &l) {
   };
   MatrixReads reads;
   SmallVector<bool> taken(l.numRegs(), false);
+  // The register holding each element of warp 0's lane 0.
+  std::map<std::array<int64_t, 2>, int64_t> ofElement;
+  for (int64_t r = 0; r < l.numRegs(); ++r)
+    ofElement.emplace(at(r, 0, 0), r);
   std::optional<bool> kind;
   for (int64_t r = 0; r < l.numRegs(); ++r) {
     if (taken[r])
@@ -228,14 +233,13 @@ std::optional<MatrixReads> kiln::matrixReads(const TileLayout &l) {
     for (bool transposed : {true, false}) {
       if (kind && *kind != transposed)
         continue;
-      std::array<int64_t, 2> want = expected(transposed, at(r, 0, 0), 0, 1);
-      for (int64_t s = 0; s < l.numRegs() && !found; ++s)
-        if (!taken[s] && s != r && at(s, 0, 0) == want && isMatrix(transposed, r, s)) {
-          found = {r, s};
-          kind = transposed;
-        }
-      if (found)
+      auto s = ofElement.find(expected(transposed, at(r, 0, 0), 0, 1));
+      if (s != ofElement.end() && !taken[s->second] && s->second != r &&
+          isMatrix(transposed, r, s->second)) {
+        found = {r, s->second};
+        kind = transposed;
         break;
+      }
     }
     if (!found)
       return std::nullopt;
