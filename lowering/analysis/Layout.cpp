@@ -193,7 +193,7 @@ std::optional<std::string> TileLayout::mismatch() const {
 }
 
 std::optional<MatrixReads> kiln::matrixReads(const TileLayout &l) {
-  if (l.shape.size() != 2 || l.numRegs() % 2)
+  if (l.shape.size() != 2 || l.numRegs() % 2 || l.numRegs() == 0)
     return std::nullopt;
   auto at = [&](int64_t r, int64_t lane, int64_t warp) {
     SmallVector<int64_t, 2> i = l.regIndex(r);
@@ -246,7 +246,7 @@ std::optional<MatrixReads> kiln::matrixReads(const TileLayout &l) {
     taken[found->first] = taken[found->second] = true;
     reads.pairs.push_back(*found);
   }
-  reads.transposed = *kind;
+  reads.transposed = *kind; // set: the tile has registers (above)
   return reads;
 }
 

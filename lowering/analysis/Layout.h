@@ -85,10 +85,9 @@ bool permutesRegisters(const TileLayout &from, const TileLayout &to, llvm::Array
 
 /// How a warp's registers of a rank-2 tile of 16-bit elements come from a
 /// row-major shared-memory tile by `ldmatrix`: each 8 x 8 matrix (8 rows of
-/// 16 bytes) gives every lane two elements, next to each other along the
-/// rows' dim (`ldmatrix`) or, `transposed`, along the columns' dim
-/// (`ldmatrix.trans`). The wgmma accumulator fragment read from a tile in
-/// either orientation is such a layout.
+/// 16 bytes) gives every lane two neighbours of one row (`ldmatrix`) or,
+/// `transposed`, of one column (`ldmatrix.trans`). The wgmma accumulator
+/// fragment read from a tile in either orientation is such a layout.
 struct MatrixReads {
   bool transposed = false;
   /// Per matrix, the registers holding a thread's first and second element.
