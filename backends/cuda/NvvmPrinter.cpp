@@ -27,6 +27,28 @@ std::string operandList(unsigned first, unsigned n) {
   return s;
 }
 
+/// `"c"(v.e[0]), "c"(v.e[1]), ...`: the `n` elements of the array or vector
+/// `v` as asm operands of constraint c.
+std::string elementOperands(const std::string &constraint, const std::string &v, unsigned n) {
+  std::string s;
+  for (unsigned i = 0; i < n; ++i)
+    s += (i ? ", \"" : "\"") + constraint + "\"(" + v + ".e[" + std::to_string(i) + "])";
+  return s;
+}
+
+/// A helper returning `type` v, n 32-bit registers (v itself where n is 1,
+/// its elements otherwise) that one PTX instruction `instr {...}, [address];`
+/// loads. "memory": what it reads is handed over by other asm (a ring's
+/// wait and arrival, tensor memory's fences), which it must not cross.
+std::string loadHelper(const std::string &name, const std::string &type, const std::string &instr,
+                       unsigned n) {
+  std::string outs = n == 1 ? "\"=r\"(v)" : elementOperands("=r", "v", n);
+  return "__device__ __forceinline__ " + type + " " + name + "(uint32_t address) {\n  " + type +
+         " v;\n  asm volatile(\"" + instr + " {" + operandList(0, n) + "}, [%" + std::to_string(n) +
+         "];\"\n               : " + outs +
+         "\n               : \"r\"(address) : \"memory\");\n  return v;\n}";
+}
+
 /// A helper whose body is `asm volatile(ptx : : inputs : "memory")`, taking
 /// u32 / u64 arguments.
 std::string voidHelper(const std::string &name, const std::string &params, const std::string &ptx,
@@ -311,9 +333,7 @@ bool KernelPrinter::printNvvm(Operation *op) {
         for (char &ch : name)
           if (ch == '.' || ch == ',' || ch == ' ' || ch == '-')
             ch = ch == '-' ? 'm' : '_';
-        std::string outs;
-        for (unsigned i = 0; i < n; ++i)
-          outs += (i ? ", " : "") + std::string("\"+f\"(d.e[") + std::to_string(i) + "])";
+        std::string outs = elementOperands("+f", "d", n);
         std::string def =
             "__device__ __forceinline__ void " + name + "(kiln_array<float, " + std::to_string(n) +
             "> &d, uint64_t a, uint64_t b, uint32_t scale_d) {\n  asm volatile(\"{\\n\\t.reg "
@@ -418,18 +438,8 @@ bool KernelPrinter::printNvvm(Operation *op) {
         std::string shape = "m8n8.x" + std::to_string(n) + (trans ? ".trans" : "");
         std::string name = "kiln_ldmatrix_x" + std::to_string(n) + (trans ? "_trans" : "");
         std::string type = n == 1 ? "int32_t" : "kiln_array<int32_t, " + std::to_string(n) + ">";
-        std::string outs;
-        for (unsigned i = 0; i < n; ++i)
-          outs += (i ? ", " : "") + std::string(n == 1 ? "\"=r\"(v)" : "\"=r\"(v.e[") +
-                  (n == 1 ? "" : std::to_string(i) + "])");
-        // "memory": it reads a ring stage, after the wait for it and before
-        // the arrival that frees it, both asm of their own.
-        helpers.use(name, "__device__ __forceinline__ " + type + " " + name +
-                              "(uint32_t address) {\n  " + type +
-                              " v;\n  asm volatile(\"ldmatrix.sync.aligned." + shape +
-                              ".shared.b16 {" + operandList(0, n) + "}, [%" + std::to_string(n) +
-                              "];\"\n               : " + outs +
-                              "\n               : \"r\"(address) : \"memory\");\n  return v;\n}");
+        helpers.use(name,
+                    loadHelper(name, type, "ldmatrix.sync.aligned." + shape + ".shared.b16", n));
         assign(r, name + "(" + smemAddress(l.getPtr()) + ")");
         return true;
       })
@@ -440,16 +450,9 @@ bool KernelPrinter::printNvvm(Operation *op) {
           return fail(op, "a tensor-memory load other than 32x32b into 32-bit registers");
         unsigned n = vt.getNumElements();
         std::string name = "kiln_tmem_ld_32x32b_x" + std::to_string(n);
-        std::string outs;
-        for (unsigned i = 0; i < n; ++i)
-          outs += (i ? ", " : "") + std::string("\"=r\"(v.e[") + std::to_string(i) + "])";
-        helpers.use(name, "__device__ __forceinline__ kiln_vec<int32_t, " + std::to_string(n) +
-                              "> " + name + "(uint32_t address) {\n  kiln_vec<int32_t, " +
-                              std::to_string(n) +
-                              "> v;\n  asm volatile(\"tcgen05.ld.sync.aligned.32x32b.x" +
-                              std::to_string(n) + ".b32 {" + operandList(0, n) + "}, [%" +
-                              std::to_string(n) + "];\"\n               : " + outs +
-                              "\n               : \"r\"(address) : \"memory\");\n  return v;\n}");
+        helpers.use(name,
+                    loadHelper(name, "kiln_vec<int32_t, " + std::to_string(n) + ">",
+                               "tcgen05.ld.sync.aligned.32x32b.x" + std::to_string(n) + ".b32", n));
         assign(r, name + "(" + use(l.getTmemAddr()) + ")");
         return true;
       })
@@ -461,9 +464,7 @@ bool KernelPrinter::printNvvm(Operation *op) {
           return fail(op, "a tensor-memory store other than 32x32b from 32-bit registers");
         unsigned n = vt.getNumElements();
         std::string name = "kiln_tmem_st_32x32b_x" + std::to_string(n);
-        std::string ins = "\"r\"(address)";
-        for (unsigned i = 0; i < n; ++i)
-          ins += ", \"r\"(v.e[" + std::to_string(i) + "])";
+        std::string ins = "\"r\"(address), " + elementOperands("r", "v", n);
         helpers.use(name, "__device__ __forceinline__ void " + name +
                               "(uint32_t address, const kiln_vec<int32_t, " + std::to_string(n) +
                               "> &v) {\n  asm volatile(\"tcgen05.st.sync.aligned.32x32b.x" +

@@ -292,10 +292,12 @@ private:
   /// (RingPlan::threadSwizzled), in the tile's layout.
   void readSwizzledStage(const RingPlan &ring, Value stage, Value tile);
   /// The same by ldmatrix, 8 x 8 matrices of 16-bit elements at a time,
-  /// where the layout is made of them (matrixReads): one instruction for
-  /// four matrices, one address a thread, where reading each element on its
-  /// own takes an instruction and a swizzled address an element.
-  void readStageMatrices(const RingPlan &ring, Value stage, Value tile, const MatrixReads &reads);
+  /// where the tile's layout `l` is made of them (matrixReads): one
+  /// instruction for four matrices, one address a thread, where reading each
+  /// element on its own takes an instruction and a swizzled address an
+  /// element.
+  void readStageMatrices(const RingPlan &ring, Value stage, Value tile, const TileLayout &l,
+                         const MatrixReads &reads);
   /// A pointer to element (row, col) of a swizzled stage (RingPlan::threadByte),
   /// with the XOR's operands kept apart so that rows a multiple of 8 apart
   /// share it.

@@ -153,7 +153,7 @@ void GpuKernelLowering::readSwizzledStage(const RingPlan &ring, Value stage, Val
   unsigned last = l.shape.size() - 1;
   if (elemBytes == 2)
     if (std::optional<MatrixReads> reads = matrixReads(l))
-      return readStageMatrices(ring, stage, tile, *reads);
+      return readStageMatrices(ring, stage, tile, l, *reads);
   // Vectors as a dense stage is read: a swizzle moves whole 16-byte pieces,
   // so none is split.
   int64_t vec = stageReadVector(l, elemBytes);
@@ -200,10 +200,8 @@ Value GpuKernelLowering::swizzledElement(const RingPlan &ring, Value stage, Valu
 }
 
 void GpuKernelLowering::readStageMatrices(const RingPlan &ring, Value stage, Value tile,
-                                          const MatrixReads &reads) {
-  auto tileType = cast<TileType>(tile.getType());
-  Type elem = tileType.getElementType();
-  TileLayout l = layoutOf(tile);
+                                          const TileLayout &l, const MatrixReads &reads) {
+  Type elem = cast<TileType>(tile.getType()).getElementType();
   // Lane L of an instruction gives the address of row L % 8 of its matrix
   // L / 8. A matrix's first element is, for every thread of a warp, where
   // lane 0 holds it: the thread's own coordinate of that register less its
