@@ -368,7 +368,7 @@ static bool isGuardedInvariantLoad(Operation *op) {
 /// keep nvcc from hoisting them: a scan's next tiles then load after the
 /// product they could have overlapped (the split wgmma scan, 36% slower
 /// than its PTX build). Invariant loads may move across anything but an
-/// acquire.
+/// acquire or a register decrease.
 static SmallVector<Operation *> printOrder(Block &block) {
   SmallVector<Operation *> ops;
   for (Operation &op : block.without_terminator())
@@ -398,34 +398,43 @@ static SmallVector<Operation *> printOrder(Block &block) {
   }
   if (floats.empty())
     return ops;
-  // An op that acquires (an overlapped kernel's flag wait, or a loop or if
-  // around one): what another kernel wrote reads correctly only after it,
-  // so nothing floats above it.
-  auto acquires = [](Operation *op) {
+  // Nothing floats above an op that acquires (an overlapped kernel's flag
+  // wait, or a loop or if around one): what another kernel wrote reads
+  // correctly only after it. Nor above a decrease of the registers
+  // (setmaxnreg.dec): a load moved above it holds its registers across it,
+  // and ptxas spills to fit the lower budget (`mtp_sm_90a_prep`'s
+  // 32-register prep role spilled 44 bytes so). Above an increase loads
+  // may go: they issue sooner, and `decode_sm_90a_tma`'s compute role ran
+  // 12% slower with its loads kept below one.
+  auto fencesLoads = [](Operation *op) {
     return op
-        ->walk([](LLVM::InlineAsmOp a) {
-          return StringRef(a.getAsmString()).contains("acquire") ? WalkResult::interrupt()
-                                                                 : WalkResult::advance();
+        ->walk([](Operation *inner) {
+          auto regs = dyn_cast<NVVM::SetMaxRegisterOp>(inner);
+          if (regs && regs.getAction() == NVVM::SetMaxRegisterAction::decrease)
+            return WalkResult::interrupt();
+          auto a = dyn_cast<LLVM::InlineAsmOp>(inner);
+          return a && StringRef(a.getAsmString()).contains("acquire") ? WalkResult::interrupt()
+                                                                      : WalkResult::advance();
         })
         .wasInterrupted();
   };
   // Pinned ops keep their order; a floating op goes right after the last
   // op (in the new order) that defines one of its operands, and below the
-  // last acquire.
+  // last fence.
   SmallVector<Operation *> order;
   llvm::DenseMap<Operation *, unsigned> at;
-  Operation *lastAcquire = nullptr;
+  Operation *lastFence = nullptr;
   for (Operation *op : ops) {
     unsigned pos = order.size();
     if (floats.count(op)) {
-      pos = lastAcquire ? at[lastAcquire] + 1 : 0;
+      pos = lastFence ? at[lastFence] + 1 : 0;
       definersInBlock(op, [&](Operation *d) {
         auto it = at.find(d);
         if (it != at.end())
           pos = std::max(pos, it->second + 1);
       });
-    } else if (acquires(op)) {
-      lastAcquire = op;
+    } else if (fencesLoads(op)) {
+      lastFence = op;
     }
     order.insert(order.begin() + pos, op);
     for (unsigned i = pos; i < order.size(); ++i)
