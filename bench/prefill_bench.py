@@ -54,7 +54,7 @@ def chunk_flops(T, HV):
 
 
 def fla_kernel_times(fn, calls=20):
-    """Mean GPU time per call of each kernel `fn` launches (torch profiler,
+    """Mean GPU time per call of each kernel `fn` (FLA's or FlashInfer's) launches (torch profiler,
     after a warm-up call), in launch order, in ms."""
     fn()
     torch.cuda.synchronize()
@@ -150,7 +150,8 @@ def main():
     ap.add_argument("--per-kernel", action="store_true",
                     help="also time each kernel of an op alone (graph replay, median)")
     ap.add_argument("--fla-kernels", action="store_true",
-                    help="also list the time of each of FLA's kernels (torch profiler)")
+                    help="also list the time of each of FLA's kernels (and, with"
+                         " --flashinfer, of each FlashInfer path's; torch profiler)")
     ap.add_argument("--no-check", action="store_true",
                     help="time only: skip the NaN check (for experiment builds that"
                          " deliberately leave outputs unwritten)")
@@ -225,6 +226,11 @@ def main():
                 row[f"fi_{path}_vs_fla_state"] = ((s_fi - s_ref).norm() / s_ref.norm()).item()
                 row[f"fi_{path}_graph_ms"] = triton.testing.do_bench_cudagraph(
                     fn, rep=200, return_mode="median")
+                if args.fla_kernels:
+                    row[f"fi_{path}_kernels_ms"] = fla_kernel_times(fn)
+                    print(f"# FlashInfer {path} kernels at {name} {H}/{HV}: " + ", ".join(
+                        f"{n} {ms:.3f}" for n, ms in row[f"fi_{path}_kernels_ms"].items()),
+                        flush=True)
                 line += (f" | FI {path} {row[f'fi_{path}_graph_ms']:7.3f} ms"
                          f" (vs FLA o {row[f'fi_{path}_vs_fla_o']:.1e})")
             row["fi_best_graph_ms"] = min(row.get(f"fi_{p}_graph_ms", math.inf) for p in ("cp", "nocp"))
