@@ -9,6 +9,9 @@ kernel given with --decode (the issue's bound: T = 4 at most 1.3x), and
 checks that an MTP kernel at T = 1 matches each decode kernel with its
 state dtype and rows a program (BV) bit for bit.
 
+gdn_decode_mtp_states keeps every token's state in a buffer of its own,
+gdn_decode_mtp_scatter in pool slots B + n T + t (the pool holds them).
+
 With --flashinfer, FlashInfer's gated_delta_rule_mtp (f32 state pool through
 the same slots, the pool updated, no intermediate states) beside them.
 With --per-kernel, each kernel of an op of several launches
@@ -42,7 +45,8 @@ def graph_us(fn):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("manifests", nargs="+", help="MTP kernels (gdn_decode_mtp[_states])")
+    ap.add_argument("manifests", nargs="+",
+                    help="MTP kernels (gdn_decode_mtp[_states|_scatter|_chunked])")
     ap.add_argument("--decode", nargs="+", required=True, help="plain decode kernels")
     ap.add_argument("--json", default=None)
     ap.add_argument("--batches", default="1,64,200")
@@ -118,19 +122,28 @@ def main():
                         row["fi_error"] = str(e).splitlines()[0][:160]
                         line += f" | FI FAIL ({row['fi_error'][:60]})"
                 for m in mtps:
-                    st = state_for(m, s0)
+                    # gdn_decode_mtp_scatter writes token t of request n to
+                    # pool slot B + n T + t: the pool holds those rows too.
+                    scatter = m.entries == ["gdn_decode_mtp_scatter"]
+                    pool0 = s0
+                    if scatter:
+                        pool0 = torch.cat([s0, s0.new_zeros(B * T, *s0.shape[1:])])
+                    st = state_for(m, pool0)
                     o = torch.full_like(v, float("nan"))
-                    extra = []
+                    extra, before = [], []
                     if m.entries == ["gdn_decode_mtp_states"]:
                         extra = [torch.empty(B, T, HV, V, K, device="cuda", dtype=st.dtype)]
-                    call = lambda: m(q, k, v, a, b, A_log, dt_bias, slots, slots, st,  # noqa: E731
-                                     *extra, o, scale)
+                    if scatter:
+                        before = [B + torch.arange(B * T, device="cuda",
+                                                   dtype=torch.int32).reshape(B, T)]
+                    call = lambda: m(q, k, v, a, b, A_log, dt_bias, slots, slots,  # noqa: E731
+                                     *before, st, *extra, o, scale)
                     call()
                     torch.cuda.synchronize()
                     assert not torch.isnan(o).any(), f"{m.tag}: NaN in o"
                     row[f"{m.tag}_vs_fla_o"] = ((o.float() - o_fla.float()).norm()
                                                 / o_fla.float().norm()).item()
-                    st = state_for(m, s0)
+                    st = state_for(m, pool0)
                     t = row[f"{m.tag}_us"] = graph_us(call)
                     same = [d for d in decodes if state_dtype(d) == state_dtype(m)]
                     unit = step[same[0].tag] if same else float("nan")
@@ -140,8 +153,8 @@ def main():
                         parts = []
                         for i, entry in enumerate(m.entries):
                             alone = lambda: m.launch_one(i, q, k, v, a, b, A_log,  # noqa: E731
-                                                         dt_bias, slots, slots, st, *extra, o,
-                                                         scale)
+                                                         dt_bias, slots, slots, *before, st,
+                                                         *extra, o, scale)
                             us = row[f"{m.tag}_{entry}_us"] = graph_us(alone)
                             parts.append(f"{entry} {us:.2f}")
                         line += " [" + ", ".join(parts) + "]"

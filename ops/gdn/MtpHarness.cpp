@@ -6,7 +6,8 @@
 // others, nowhere (-1) for the rest. Some requests are padding (read slot
 // -1): their outputs are zeros and they write nothing. gdn_decode_mtp_states
 // also stores the state after each token of every request that is not
-// padding.
+// padding; gdn_decode_mtp_scatter stores it to the token's own pool slot
+// (token_slots[n, t], some -1: nowhere).
 //
 //===----------------------------------------------------------------------===//
 #include "ops/Harness.h"
@@ -23,8 +24,13 @@ using namespace kiln;
 
 namespace {
 
-bool runMtp(const RunConfig &cfg, bool keepStates, const Launcher &launch,
+/// What a kernel keeps of the states after each token: nothing, all of them
+/// in a buffer of their own (inter), or each in its token's pool slot.
+enum class Keep { None, States, Slots };
+
+bool runMtp(const RunConfig &cfg, Keep keep, const Launcher &launch,
             std::vector<CheckResult> &checks, std::string &error) {
+  const bool keepStates = keep == Keep::States, keepSlots = keep == Keep::Slots;
   const int64_t B = cfg.dims.at("B"), T = cfg.dims.at("T"), H = cfg.dims.at("H"),
                 HV = cfg.dims.at("HV");
   const int64_t K = cfg.constants.at("K"), V = cfg.constants.at("V");
@@ -33,10 +39,13 @@ bool runMtp(const RunConfig &cfg, bool keepStates, const Launcher &launch,
     error = "HV (" + std::to_string(HV) + ") must be a multiple of H (" + std::to_string(H) + ")";
     return false;
   }
-  // Room for a read slot and a separate write slot per request.
-  const int64_t N = cfg.dims.count("N") ? cfg.dims.at("N") : 2 * B + 2;
-  if (N < 2 * B) {
-    error = "the pool needs N >= 2 B slots (N = " + std::to_string(N) + ")";
+  // Room for a read slot and a separate write slot per request, and for a
+  // slot per token where they are kept so.
+  const int64_t slotsNeeded = 2 * B + (keepSlots ? B * T : 0);
+  const int64_t N = cfg.dims.count("N") ? cfg.dims.at("N") : slotsNeeded + 2;
+  if (N < slotsNeeded) {
+    error = "the pool needs N >= " + std::string(keepSlots ? "2 B + B T" : "2 B") +
+            " slots (N = " + std::to_string(N) + ")";
     return false;
   }
   // The pool, its copy and the golden's f64 states, every token's state
@@ -50,11 +59,13 @@ bool runMtp(const RunConfig &cfg, bool keepStates, const Launcher &launch,
   std::vector<int32_t> rows(N);
   std::iota(rows.begin(), rows.end(), 0);
   std::shuffle(rows.begin(), rows.end(), rng);
-  std::vector<int32_t> readSlots(B), writeSlots(B);
+  std::vector<int32_t> readSlots(B), writeSlots(B), tokenSlots(keepSlots ? B * T : 0);
   for (int64_t n = 0; n < B; ++n) {
     readSlots[n] = rows[n];
     writeSlots[n] = n % 3 == 0 ? rows[n] : n % 3 == 1 ? rows[B + n] : -1;
   }
+  for (int64_t i = 0; i < (int64_t)tokenSlots.size(); ++i)
+    tokenSlots[i] = i % 5 == 4 ? -1 : rows[2 * B + i];
   int64_t skips = std::llround(cfg.skipFraction * B);
   for (int64_t n = 0; n < skips; ++n)
     readSlots[(n * 7 + 3) % B] = -1;
@@ -79,8 +90,10 @@ bool runMtp(const RunConfig &cfg, bool keepStates, const Launcher &launch,
                                 ArgValue::tensor(in.A_log.data(), {HV}, DType::F32),
                                 ArgValue::tensor(in.dt_bias.data(), {HV}, DType::F32),
                                 ArgValue::tensor(readSlots.data(), {B}, DType::I32),
-                                ArgValue::tensor(writeSlots.data(), {B}, DType::I32),
-                                ArgValue::tensor(state.data(), {N, HV, V, K}, state.dtype())};
+                                ArgValue::tensor(writeSlots.data(), {B}, DType::I32)};
+  if (keepSlots)
+    args.push_back(ArgValue::tensor(tokenSlots.data(), {B, T}, DType::I32));
+  args.push_back(ArgValue::tensor(state.data(), {N, HV, V, K}, state.dtype()));
   if (keepStates)
     args.push_back(ArgValue::tensor(inter.data(), {B, T, HV, V, K}, inter.dtype()));
   args.push_back(ArgValue::tensor(o.data(), {B, T, HV, V}, DType::BF16));
@@ -96,7 +109,7 @@ bool runMtp(const RunConfig &cfg, bool keepStates, const Launcher &launch,
   std::vector<double> gotO(B * T * HV * V), wantO(B * T * HV * V, 0.0);
   for (int64_t i = 0; i < B * T * HV * V; ++i)
     gotO[i] = fromBf16(o[i]);
-  std::vector<double> gotS, wantS, gotI, wantI;
+  std::vector<double> gotS, wantS, gotI, wantI, gotT, wantT;
   std::vector<bool> written(N, false);
   for (int64_t n = 0; n < B; ++n) {
     if (readSlots[n] < 0)
@@ -112,6 +125,14 @@ bool runMtp(const RunConfig &cfg, bool keepStates, const Launcher &launch,
         gotI.insert(gotI.end(), got.begin(), got.end());
         for (double x : S)
           wantI.push_back(inter.round(x));
+      }
+      if (keepSlots && tokenSlots[tok] >= 0) {
+        const int64_t ts = tokenSlots[tok];
+        written[ts] = true;
+        std::vector<double> got = state.values(ts * row, (ts + 1) * row);
+        gotT.insert(gotT.end(), got.begin(), got.end());
+        for (double x : S)
+          wantT.push_back(state.round(x));
       }
     }
     if (writeSlots[n] >= 0) {
@@ -129,6 +150,8 @@ bool runMtp(const RunConfig &cfg, bool keepStates, const Launcher &launch,
   checks.push_back(compare("state", gotS, wantS, state.tolerance(stateTol)));
   if (keepStates)
     checks.push_back(compare("inter", gotI, wantI, inter.tolerance(stateTol)));
+  if (keepSlots)
+    checks.push_back(compare("token slots", gotT, wantT, state.tolerance(stateTol)));
   // Slots no request writes must be bit-identical to before.
   checks.push_back(state.untouchedRows("untouched slots", stateBefore, row, written));
   return true;
@@ -147,11 +170,15 @@ void registerGdnMtpHarness() {
   many.skipFraction = 0.3;
   h.checkConfigs = {one, many};
   h.run = [](const RunConfig &cfg, const Launcher &launch, std::vector<CheckResult> &checks,
-             std::string &error) { return runMtp(cfg, false, launch, checks, error); };
+             std::string &error) { return runMtp(cfg, Keep::None, launch, checks, error); };
   registerHarness(h);
   h.kernel = "gdn_decode_mtp_states";
   h.run = [](const RunConfig &cfg, const Launcher &launch, std::vector<CheckResult> &checks,
-             std::string &error) { return runMtp(cfg, true, launch, checks, error); };
+             std::string &error) { return runMtp(cfg, Keep::States, launch, checks, error); };
+  registerHarness(h);
+  h.kernel = "gdn_decode_mtp_scatter";
+  h.run = [](const RunConfig &cfg, const Launcher &launch, std::vector<CheckResult> &checks,
+             std::string &error) { return runMtp(cfg, Keep::Slots, launch, checks, error); };
   registerHarness(h);
   // The chunked kernel also over more tokens than one chunk holds.
   RunConfig chunks;
@@ -159,6 +186,6 @@ void registerGdnMtpHarness() {
   h.kernel = "gdn_decode_mtp_chunked";
   h.checkConfigs = {one, many, chunks};
   h.run = [](const RunConfig &cfg, const Launcher &launch, std::vector<CheckResult> &checks,
-             std::string &error) { return runMtp(cfg, false, launch, checks, error); };
+             std::string &error) { return runMtp(cfg, Keep::None, launch, checks, error); };
   registerHarness(h);
 }
