@@ -29,7 +29,7 @@ sys.path.insert(0, os.environ.get("FLA_PATH", ".peer"))
 from fla.ops.gated_delta_rule import fused_recurrent_gated_delta_rule  # noqa: E402
 
 import flashinfer_peer  # noqa: E402
-from op_bench import state_dtype, state_for  # noqa: E402
+from op_bench import check_tags, state_dtype, state_for  # noqa: E402
 
 K = V = 128
 
@@ -80,6 +80,7 @@ def main():
                     help="also time FlashInfer's decode (f32 and bf16 states)")
     args = ap.parse_args()
     kernels = [kiln.load(m) for m in args.manifests]
+    check_tags(ap, kernels)
     if args.flashinfer:
         flashinfer_peer.load_decode()  # the real import error, not a skipped peer
     dev = torch.cuda.get_device_name()

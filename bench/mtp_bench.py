@@ -36,7 +36,7 @@ from fla.ops.gated_delta_rule import fused_recurrent_gated_delta_rule  # noqa: E
 
 from decode_bench import K, V, make_inputs  # noqa: E402
 import flashinfer_peer  # noqa: E402
-from op_bench import state_dtype, state_for  # noqa: E402
+from op_bench import check_tags, state_dtype, state_for  # noqa: E402
 
 
 def graph_us(fn):
@@ -60,6 +60,7 @@ def main():
         flashinfer_peer.load_decode()
     mtps = [kiln.load(m) for m in args.manifests]
     decodes = [kiln.load(m) for m in args.decode]
+    check_tags(ap, mtps + decodes)
     dev = torch.cuda.get_device_name()
     print(f"# {dev}")
     scale = 1 / math.sqrt(K)

@@ -28,6 +28,18 @@ def builds(op, schedules):
     return out
 
 
+def check_tags(ap, kernels):
+    """Each kernel's results are keyed by its tag (its schedule, and its
+    image where that says more): two manifests of one tag would overwrite
+    each other's rows, so that is an error naming both."""
+    seen = {}
+    for k in kernels:
+        if k.tag in seen:
+            ap.error(f"{seen[k.tag].path} and {k.path} are both '{k.tag}' (one schedule, one"
+                     " image name): give one build another image name (-o OTHER.cubin)")
+        seen[k.tag] = k
+
+
 def state_dtype(kern):
     """The torch dtype of a kernel's `STATE` dtype param (GDN's state: f32,
     bf16, f16 or f8e4m3; f32 where the op has none)."""

@@ -31,7 +31,7 @@ import kiln
 sys.path.insert(0, os.environ.get("FLA_PATH", ".peer"))
 from fla.ops.gated_delta_rule import chunk_gated_delta_rule  # noqa: E402
 import flashinfer_peer  # noqa: E402
-from op_bench import state_dtype  # noqa: E402
+from op_bench import check_tags, state_dtype  # noqa: E402
 
 K = V = 128
 C = 64
@@ -164,6 +164,7 @@ def main():
                     help="only these shapes, e.g. 1x8192/16,varlen57/16 (name/H)")
     args = ap.parse_args()
     kernels = [kiln.load(m) for m in args.manifests]
+    check_tags(ap, kernels)
     if args.flashinfer:
         flashinfer_peer.load()  # the real import error, not a skipped peer
     dev = torch.cuda.get_device_name()
