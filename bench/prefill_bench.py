@@ -53,9 +53,10 @@ def chunk_flops(T, HV):
     return per_chunk * (T / C) * HV
 
 
-def fla_kernel_times(fn, calls=20):
-    """Mean GPU time per call of each kernel `fn` (FLA's or FlashInfer's) launches (torch profiler,
-    after a warm-up call), in launch order, in ms."""
+def kernel_times(fn, calls=20):
+    """Mean GPU time per call of each kernel a peer's call `fn` (FLA's or
+    FlashInfer's) launches (torch profiler, after a warm-up call), in launch
+    order, in ms."""
     fn()
     torch.cuda.synchronize()
     acts = [torch.profiler.ProfilerActivity.CUDA]
@@ -207,7 +208,7 @@ def main():
         torch.cuda.synchronize()
         row["fla_graph_ms"] = triton.testing.do_bench_cudagraph(fla, rep=200, return_mode="median")
         if args.fla_kernels:
-            row["fla_kernels_ms"] = fla_kernel_times(fla)
+            row["fla_kernels_ms"] = kernel_times(fla)
             print(f"# FLA kernels at {name} {H}/{HV}: " + ", ".join(
                 f"{n} {ms:.3f}" for n, ms in row["fla_kernels_ms"].items()), flush=True)
         line = (f"{name:9s} H/HV {H:2d}/{HV:2d} | FLA {row['fla_graph_ms']:7.3f} ms "
@@ -228,7 +229,7 @@ def main():
                 row[f"fi_{path}_graph_ms"] = triton.testing.do_bench_cudagraph(
                     fn, rep=200, return_mode="median")
                 if args.fla_kernels:
-                    row[f"fi_{path}_kernels_ms"] = fla_kernel_times(fn)
+                    row[f"fi_{path}_kernels_ms"] = kernel_times(fn)
                     print(f"# FlashInfer {path} kernels at {name} {H}/{HV}: " + ", ".join(
                         f"{n} {ms:.3f}" for n, ms in row[f"fi_{path}_kernels_ms"].items()),
                         flush=True)
