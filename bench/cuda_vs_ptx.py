@@ -146,6 +146,17 @@ def matmul_tf32_nt(kern, M=2048, N=2304):  # N a multiple of its BN = 48
     return f"{M}x{N}x{K}", setup, lambda: a.double() @ bt.double().T + 1.0
 
 
+def matmul_f16_tt(kern, M=2048, N=2304):  # N a multiple of its BN = 48
+    K = kern.manifest["consts"]["K"]
+    at = torch.randn(K, M, device="cuda").half()
+    bt = torch.randn(N, K, device="cuda").half()
+
+    def setup():
+        c = torch.full((M, N), float("nan"), device="cuda")
+        return [at, bt, c], [c]
+    return f"{M}x{N}x{K}", setup, lambda: at.double().T @ bt.double().T + 1.0
+
+
 def attention(kern, T=4096, HKV=16, G=1):
     """One sequence of T tokens, 16 heads, the build's head dim; checked
     against SDPA in float64 (its o), causal for attention_causal."""
@@ -185,7 +196,7 @@ def case_for(kern):
         return gdn_decode_mtp(kern)
     if entry.startswith("gdn_prefill"):
         return gdn_prefill(kern)
-    if entry in ("matmul_bf16", "matmul_tf32_nt"):
+    if entry in ("matmul_bf16", "matmul_tf32_nt", "matmul_f16_tt"):
         return globals()[entry](kern)
     if entry in ("attention", "attention_causal"):
         return attention(kern)

@@ -14,6 +14,9 @@ CASES = [  # manifest, M, N, tolerance (||c - ref|| / ||ref||)
     (".kiln-out/matmul/matmul_bf16.json", 256, 512, 1e-5),
     (".kiln-out/matmul/matmul_tf32.json", 96, 144, 2e-3),
     (".kiln-out/matmul/matmul_bf16_mma.json", 256, 512, 1e-5),
+    # Warp-level mma.sync: bf16, and f16 with both operands transposed.
+    (".kiln-out/matmul/matmul_bf16_sync.json", 256, 512, 1e-5),
+    (".kiln-out/matmul/matmul_f16_sync.json", 96, 144, 1e-5),
     # B staged N-major in every form (bench/build_prefill_kernels.sh).
     (".kiln-out/matmul/matmul_bf16_bm128_bn8.json", 256, 64, 1e-5),
     (".kiln-out/matmul/matmul_bf16_bm128_bn24.json", 256, 480, 1e-5),
@@ -36,6 +39,11 @@ def main():
             b = torch.randn(K, N, device="cuda").bfloat16()
             kern(a, b, c)
             ref = a.double() @ b.double()
+        elif kern.manifest["entry"] == "matmul_f16_tt":
+            at = torch.randn(K, M, device="cuda").half()
+            bt = torch.randn(N, K, device="cuda").half()
+            kern(at, bt, c)
+            ref = at.double().T @ bt.double().T + 1.0
         else:
             a = torch.randn(M, K, device="cuda")
             bt = torch.randn(N, K, device="cuda")

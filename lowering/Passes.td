@@ -383,7 +383,24 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
       llvm.store ... (to slice `warp`); nvvm.bar.warp.sync
       llvm.load ...;                    nvvm.bar.warp.sync `tile.dot` with `mma: simt` (or none)
     stages both operands the same way and each thread accumulates its result
-    elements with FMAs over the inner dim. With `mma: wgmma` both operands
+    elements with FMAs over the inner dim. With `mma: mma_sync` (f16 /
+    bf16 operands) each staged tile goes row-major, rows padded by 16
+    bytes, once for every operand it is (a transpose feeding only dots is
+    staged from its input), the dot and the next dot of its block when
+    everything the second reads exists before the first behind one
+    barrier; every warp then reads its fragments with `nvvm.ldmatrix`
+    (`<col>` where the staged rows run along the fragment's other dim) and
+    issues `nvvm.mma.sync` m16n8k16 per m16 x n8 block of its grid and k
+    step, the result kept in the accumulator fragments (tile-assign-layouts
+    gives every such result their layout, on a grid of warps a schedule may
+    pick; another layout reads the result back from a padded f32 area):
+      %d = tile.dot %a, %b : <32x32xf16>, <32x32xf16> -> <32x32xf32>
+    on 4 warps (a 2 x 2 grid, each a 16 x 16 block) becomes
+      llvm.store ... (each operand's tile); nvvm.barrier0
+      nvvm.ldmatrix ... {num = 4}; nvvm.ldmatrix ... {layout = <col>, num = 4}
+      nvvm.mma.sync A[...] B[...] C[...] {shape = m16n8k16} (x 2 per k step)
+      nvvm.barrier0
+    With `mma: wgmma` both operands
     are staged K-major: swizzled (16-byte pieces of a row XOR-permuted by
     the row, in 128 / 64 / 32-byte K blocks) where threads hold runs along
     K, plain core matrices otherwise or under `swizzle = false` (a transpose

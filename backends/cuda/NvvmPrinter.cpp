@@ -443,6 +443,40 @@ bool KernelPrinter::printNvvm(Operation *op) {
         assign(r, name + "(" + smemAddress(l.getPtr()) + ")");
         return true;
       })
+      .Case([&](NVVM::MmaOp m) {
+        NVVM::MMAShapeAttr shape = m.getShape();
+        std::optional<NVVM::MMATypes> a = m.getMultiplicandAPtxType(),
+                                      bt = m.getMultiplicandBPtxType();
+        if (shape.getM() != 16 || shape.getN() != 8 || shape.getK() != 16 || !a || a != bt ||
+            (*a != NVVM::MMATypes::bf16 && *a != NVVM::MMATypes::f16) ||
+            m.getOperandA().size() != 4 || m.getOperandB().size() != 2 ||
+            m.getOperandC().size() != 4 || !m.getOperandC()[0].getType().isF32())
+          return fail(op, "an mma.sync other than m16n8k16 of f16 or bf16 into f32");
+        std::string type = NVVM::stringifyMMATypes(*a).str();
+        std::string name = "kiln_mma_m16n8k16_" + type;
+        // Not volatile: a product of its operands alone, which the compiler
+        // may schedule as it likes.
+        helpers.use(name,
+                    "__device__ __forceinline__ kiln_array<float, 4> " + name +
+                        "(uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0, "
+                        "uint32_t b1, float c0, float c1, float c2, float c3) {\n"
+                        "  kiln_array<float, 4> d;\n"
+                        "  asm(\"mma.sync.aligned.m16n8k16.row.col.f32." +
+                        type + "." + type +
+                        ".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, "
+                        "%13};\"\n"
+                        "      : \"=f\"(d.e[0]), \"=f\"(d.e[1]), \"=f\"(d.e[2]), \"=f\"(d.e[3])\n"
+                        "      : \"r\"(a0), \"r\"(a1), \"r\"(a2), \"r\"(a3), \"r\"(b0), "
+                        "\"r\"(b1), \"f\"(c0), \"f\"(c1), \"f\"(c2), \"f\"(c3));\n"
+                        "  return d;\n}");
+        SmallVector<std::string> args;
+        for (Value w : llvm::concat<Value>(m.getOperandA(), m.getOperandB()))
+          args.push_back(w.getType().isInteger(32) ? use(w)
+                                                   : "kiln_bitcast<uint32_t>(" + use(w) + ")");
+        for (Value c : m.getOperandC())
+          args.push_back(use(c));
+        return call(name, args);
+      })
       .Case([&](NVVM::Tcgen05LdOp l) {
         auto vt = dyn_cast<VectorType>(r.getType());
         if (l.getPack() || l.getOffset() || l.getShape() != NVVM::Tcgen05LdStShape::SHAPE_32X32B ||

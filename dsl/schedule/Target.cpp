@@ -20,7 +20,7 @@ static const std::vector<TargetDesc> &targets() {
     hopper.ptxFeatures = "+ptx86"; // CUDA 13's ptxas reads PTX ISA up to 9.0
     hopper.hasTma = true;
     hopper.hasSetMaxNReg = true;
-    hopper.mmaKinds = {{"none"}, {"simt"}, {"wgmma", 4, true, 4}};
+    hopper.mmaKinds = {{"none"}, {"simt"}, {"mma_sync"}, {"wgmma", 4, true, 4}};
     // cp.async (Ampere's copies) is not lowered: a TMA ring does its job
     // on these targets, so a schedule asking for it is rejected.
     // `shared`: a ring whose stages a computing role fills with plain
@@ -38,7 +38,7 @@ static const std::vector<TargetDesc> &targets() {
     TargetDesc blackwell = hopper;
     blackwell.name = "sm_100a";
     blackwell.ptxChip = "sm_100a";
-    blackwell.mmaKinds = {{"none"}, {"simt"}, {"tcgen05", 4, true, 1}};
+    blackwell.mmaKinds = {{"none"}, {"simt"}, {"mma_sync"}, {"tcgen05", 4, true, 1}};
     blackwell.tmemColumns = 512;
     blackwell.bandwidthBytesPerS = 8e12;
     blackwell.bf16FlopsPerS = 2.25e15;

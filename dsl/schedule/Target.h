@@ -16,7 +16,7 @@ namespace kiln {
 
 /// A matrix instruction family a target offers.
 struct MmaKind {
-  std::string name; // none, simt, wgmma, tcgen05
+  std::string name; // none, simt, mma_sync, wgmma, tcgen05
   /// Warps that issue one instruction together: a tile's product runs on
   /// whole groups of them (wgmma: a warpgroup of 4; tcgen05: one thread
   /// issues, but a warpgroup reads the result from tensor memory).

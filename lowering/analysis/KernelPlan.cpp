@@ -4,6 +4,7 @@
 #include "dsl/schedule/Target.h"
 #include "lowering/analysis/Layout.h"
 #include "lowering/analysis/MmaTiling.h"
+#include "lowering/analysis/WarpMma.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
@@ -43,16 +44,6 @@ int64_t mostOf(KernelOp kernel, const RolePlan &role, Widest &widest,
       widest = {op, value};
   });
   return most;
-}
-
-/// Points `diag` at the first of `keys` the schedule's YAML wrote.
-void noteScheduleLine(InFlightDiagnostic &diag, ScheduleAttr schedule, ArrayRef<StringRef> keys) {
-  DictionaryAttr sources = schedule.getSources();
-  for (StringRef key : keys)
-    if (auto at = dyn_cast_or_null<LocationAttr>(sources ? sources.get(key) : Attribute())) {
-      diag.attachNote(Location(at)) << "the schedule sets it here";
-      return;
-    }
 }
 
 std::string formatDouble(double x) {
@@ -195,6 +186,16 @@ SmallVector<StagePlacement> planMmaOperandRings(KernelPlan &plan, ScheduleAttr s
 }
 
 } // namespace
+
+void kiln::noteScheduleLine(InFlightDiagnostic &diag, ScheduleAttr schedule,
+                            ArrayRef<StringRef> keys) {
+  DictionaryAttr sources = schedule.getSources();
+  for (StringRef key : keys)
+    if (auto at = dyn_cast_or_null<LocationAttr>(sources ? sources.get(key) : Attribute())) {
+      diag.attachNote(Location(at)) << "the schedule sets it here";
+      return;
+    }
+}
 
 int64_t kiln::sharedReadWavefronts(const TileLayout &l, int64_t elemBytes, int64_t vec,
                                    llvm::function_ref<int64_t(int64_t, int64_t)> byteOf) {
@@ -1442,7 +1443,7 @@ bool kiln::movesInWarps(Operation *op, StringRef mma, int64_t warps) {
   auto tr = dyn_cast<TransposeOp>(op);
   if (!tr)
     return staysInWarps(*from, *to, warps);
-  if ((MmaTiling::kindOf(mma) && foldsIntoDots(tr)) ||
+  if ((stagesDotOperands(mma) && foldsIntoDots(tr)) ||
       permutesRegisters(*from, *to, tr.getPermutation()))
     return false;
   return staysInWarps(*from, *to, warps, tr.getPermutation());
@@ -1462,6 +1463,8 @@ int64_t kiln::stagingBytesOf(Operation *op, StringRef mma, int64_t warps,
   if (auto dot = dyn_cast<DotOp>(op)) {
     if (std::optional<MmaTiling::Kind> kind = MmaTiling::kindOf(mma))
       return mostOverPairing(*kind, dot, warps, &MmaTiling::bytes, readInPlace);
+    if (WarpMmaTiling::named(mma)) // (0 where it cannot be planned: the lowering says why)
+      return WarpMmaTiling::stagingBytes(dot, warps);
     return alignTo(tileBytes(dot.getLhs()), 16) + tileBytes(dot.getRhs());
   }
   return 0;

@@ -347,6 +347,11 @@ int64_t sharedReadWavefronts(const TileLayout &l, int64_t elemBytes, int64_t vec
 /// last dim, at most 16 bytes, dividing the row.
 int64_t stageReadVector(const TileLayout &l, int64_t elemBytes);
 
+/// Points `diag` at the first of `keys` the schedule's YAML wrote (a note
+/// "the schedule sets it here").
+void noteScheduleLine(mlir::InFlightDiagnostic &diag, tile::ScheduleAttr schedule,
+                      llvm::ArrayRef<llvm::StringRef> keys);
+
 } // namespace kiln
 
 #endif

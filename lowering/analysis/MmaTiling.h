@@ -25,6 +25,7 @@
 #define KILN_LOWERING_ANALYSIS_MMATILING_H
 
 #include "dsl/TileDialect.h"
+#include "lowering/analysis/WarpMma.h"
 
 #include <optional>
 #include <string>
@@ -248,10 +249,17 @@ std::optional<DotPair> pairRunning(MmaTiling::Kind kind, tile::DotOp first, int6
 std::optional<DotPair> pairContaining(MmaTiling::Kind kind, tile::DotOp dot, int64_t warps,
                                       llvm::function_ref<bool(mlir::Operation *)> runs);
 
+/// Whether dots under a schedule's `mma` stage their operands for the
+/// tensor cores (wgmma, tcgen05, mma_sync), where a transpose feeding them
+/// moves nothing.
+inline bool stagesDotOperands(llvm::StringRef mma) {
+  return MmaTiling::kindOf(mma) || WarpMmaTiling::named(mma);
+}
+
 /// A transpose whose only users are dots on tensor cores: the dots stage
 /// its input directly (a K-major operand is the transposed one's rows).
 inline bool foldedIntoTensorCoreDots(tile::TransposeOp tr, tile::ScheduleAttr schedule) {
-  return MmaTiling::kindOf(schedule.getMma()) && foldsIntoDots(tr);
+  return stagesDotOperands(schedule.getMma()) && foldsIntoDots(tr);
 }
 
 } // namespace kiln

@@ -84,8 +84,9 @@ private:
   unsigned classBytes(Value v);
   /// Gives the tiles the schedule's `layouts:` name their layouts.
   LogicalResult applyScheduleLayouts();
-  /// Gives a wgmma product's result, where nothing chose another layout,
-  /// the layout its accumulators have: it then never leaves them.
+  /// Gives a wgmma or mma_sync product's result, where nothing chose
+  /// another layout, the layout its accumulators have: it then never
+  /// leaves them.
   void applyFragmentLayouts();
   /// Lets a transpose keep an accumulator fragment's registers: its result
   /// takes the fragment's layout with the dims swapped, or a ring load it
@@ -283,6 +284,13 @@ LogicalResult LayoutSolver::applyScheduleLayouts() {
                            << " warps, but the role computing it has " << warps;
     LayoutAttr layout =
         defaultLayout(kernel.getContext(), type.getShape(), classBytes(v), warps, fixed);
+    // A warp-level product's result in its fragments' lanes: the warps are
+    // the grid its m16 x n8 blocks are dealt to (its size is the
+    // fragments').
+    if (isa<DotOp>(op) && WarpMmaTiling::named(schedule.getMma()) &&
+        fixed.lanes == ArrayRef<int64_t>{8, 4} && fixed.warps.size() == 2 &&
+        (fixed.size.empty() || fixed.size == ArrayRef<int64_t>{2, 2}))
+      layout = WarpMmaTiling::fragmentLayout(kernel.getContext(), fixed.warps[0], fixed.warps[1]);
     if (auto why = TileLayout::get(layout, type.getShape()).mismatch()) {
       InFlightDiagnostic diag = emitError(at) << "the layout of '" << id << "' (" << layout
                                               << ") cannot hold its tile " << type << ": " << *why;
@@ -303,7 +311,19 @@ void LayoutSolver::applyFragmentLayouts() {
   // pair stacking A holds each result's rows in other warpgroups' turns:
   // those keep any layout. A pair sharing A holds both results' columns side
   // by side, each in the fragment's layout.
-  std::optional<MmaTiling::Kind> kind = MmaTiling::kindOf(kernel.getScheduleAttr().getMma());
+  StringRef mma = kernel.getScheduleAttr().getMma();
+  if (WarpMmaTiling::named(mma)) {
+    // Warp-level products keep their results where the warps computed
+    // them (a dot accumulated onto a tile takes that tile's layout with it).
+    kernel.walk([&](DotOp dot) {
+      std::string why;
+      WarpMmaStaging staging;
+      if (FailureOr<WarpMmaTiling> t = WarpMmaTiling::get(dot, warps, staging, why); succeeded(t))
+        set(dot.getResult(), t->fragmentLayout(kernel.getContext()));
+    });
+    return;
+  }
+  std::optional<MmaTiling::Kind> kind = MmaTiling::kindOf(mma);
   if (kind != MmaTiling::Kind::Wgmma ||
       llvm::any_of(plan.roles, [](const RolePlan &r) { return r.issuesMma; }))
     return;

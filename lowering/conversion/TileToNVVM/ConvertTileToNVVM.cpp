@@ -276,7 +276,11 @@ LogicalResult GpuKernelLowering::lowerCumsum(CumsumOp op) {
 Value GpuKernelLowering::scratchBuffer(Type elem, int64_t count) {
   OpBuilder::InsertPoint saved = b.saveInsertionPoint();
   b.setInsertionPointToStart(module.getBody());
-  std::string name = "__kiln_scratch_" + std::to_string(scratchCount++);
+  // Numbered per kernel; the module's other kernels may have taken a name.
+  std::string name;
+  do
+    name = "__kiln_scratch_" + std::to_string(scratchCount++);
+  while (module.lookupSymbol(name));
   auto arrayType = LLVM::LLVMArrayType::get(elem, count);
   LLVM::GlobalOp::create(b, loc(), arrayType, /*isConstant=*/false, LLVM::Linkage::Internal, name,
                          Attribute(), /*alignment=*/16, /*addrSpace=*/3);

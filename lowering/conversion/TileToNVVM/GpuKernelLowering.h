@@ -371,6 +371,14 @@ private:
   void restage(Value input, Value result, ArrayRef<int64_t> offsets, bool inWarps);
   Value rowMajor(ArrayRef<Value> coords, ArrayRef<int64_t> shape);
   LogicalResult lowerDot(DotOp op);
+  /// A dot under `mma: mma_sync` (WarpProducts.cpp), with the dot it
+  /// pairs with: their operands staged, one barrier, both products.
+  LogicalResult lowerWarpMmaDot(DotOp op);
+  /// Each warp's products of `op` from the staged operands; the result
+  /// bound in the fragments or written to its area.
+  void multiplyWarpMma(DotOp op, const WarpMmaTiling &t);
+  /// Reads a result written to its area back in its layout.
+  void readWarpMmaResult(DotOp op, const WarpMmaTiling &t);
   /// The result's registers of a transpose whose result layout is its
   /// input's with the dims permuted alike (tile-assign-layouts makes that
   /// so around accumulator fragments): the input's registers renumbered,

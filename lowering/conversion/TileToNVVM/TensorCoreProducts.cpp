@@ -21,6 +21,8 @@ LogicalResult GpuKernelLowering::lowerDot(DotOp op) {
   StringRef mma = schedule.getMma();
   if (std::optional<MmaTiling::Kind> kind = MmaTiling::kindOf(mma))
     return lowerTensorCoreDot(op, *kind);
+  if (WarpMmaTiling::named(mma))
+    return lowerWarpMmaDot(op);
   if (mma != "none" && mma != "simt")
     return op.emitOpError("needs the schedule's matrix instruction '")
            << mma << "', which is not lowered yet; 'mma: simt' lowers dot on CUDA cores";

@@ -1,0 +1,219 @@
+//===- WarpProducts.cpp - dot as warp-level mma.sync ----------------------===//
+//
+// tile.dot in convert-tile-to-nvvm under `mma: mma_sync` (WarpMmaTiling's
+// plan): both operands staged row-major in the role's staging area, one
+// barrier, then each warp reads its A and B fragments with ldmatrix and
+// issues mma.sync.m16n8k16 for each of its m16 x n8 blocks and k steps.
+// The result stays in the accumulator fragments, or goes through a
+// row-major f32 area where its layout is another.
+//
+//===----------------------------------------------------------------------===//
+#include "lowering/analysis/WarpMma.h"
+#include "lowering/conversion/TileToNVVM/GpuKernelLowering.h"
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::tile;
+
+namespace kiln::nvvm {
+
+LogicalResult GpuKernelLowering::lowerWarpMmaDot(DotOp op) {
+  if (pairedSeconds.contains(op))
+    return success(); // its result came with the dot before it
+  int64_t warps = plan.productWarps(role, /*wgmma=*/false);
+  // The dot with the one it pairs with, where both plan (one the second
+  // cannot run with is lowered on its own, and reports its error then).
+  auto planGroup = [&](ArrayRef<DotOp> dots, WarpMmaStaging &staging,
+                       SmallVector<WarpMmaTiling, 2> &plans, std::string &why) {
+    for (DotOp d : dots) {
+      FailureOr<WarpMmaTiling> t = WarpMmaTiling::get(d, warps, staging, why);
+      if (failed(t))
+        return false;
+      if (!d.getType().getElementType().isF32()) {
+        why = "accumulates in f32: its result must be f32";
+        return false;
+      }
+      plans.push_back(*t);
+    }
+    return true;
+  };
+  SmallVector<DotOp, 2> dots{op};
+  WarpMmaStaging staging;
+  SmallVector<WarpMmaTiling, 2> plans;
+  std::string why;
+  if (std::optional<DotOp> second = WarpMmaTiling::pairedWith(op); second && runs(*second)) {
+    dots.push_back(*second);
+    if (!planGroup(dots, staging, plans, why)) {
+      dots.pop_back();
+      staging = {};
+      plans.clear();
+    }
+  }
+  if (plans.empty() && !planGroup(dots, staging, plans, why)) {
+    InFlightDiagnostic diag = op.emitOpError("under 'mma: mma_sync' ") << why;
+    noteScheduleLine(diag, schedule, {"mma"});
+    return diag;
+  }
+  if (dots.size() == 2)
+    pairedSeconds.insert(dots[1]);
+
+  // Each staged tile row-major, `pitch` bytes a row.
+  for (const WarpMmaStaging::Tile &st : staging.tiles) {
+    Type elem = cast<TileType>(st.tile.getType()).getElementType();
+    Value base = stagingBase(st.offset);
+    stageOutWith(
+        st.tile, [](Value v) { return v; },
+        [&](ArrayRef<Value> c) {
+          return sharedElem(base, elem, add(mul(c[0], cIndex(st.pitch / 2)), c[1]));
+        });
+  }
+  syncRole();
+  bool throughArea = false;
+  for (auto [d, t] : llvm::zip(dots, plans)) {
+    multiplyWarpMma(d, t);
+    throughArea |= !t.keepsResult;
+  }
+  if (throughArea) {
+    syncRole();
+    for (auto [d, t] : llvm::zip(dots, plans))
+      if (!t.keepsResult)
+        readWarpMmaResult(d, t);
+  }
+  syncRole(); // the staging area is free again
+  return success();
+}
+
+void GpuKernelLowering::multiplyWarpMma(DotOp op, const WarpMmaTiling &t) {
+  Type i8 = b.getI8Type(), i32 = b.getI32Type(), f32 = b.getF32Type();
+  // This warp's place in the grid (warps past it repeat the first ones).
+  Value wr = arith::RemUIOp::create(b, loc(), arith::DivUIOp::create(b, loc(), warp, cIndex(t.wn)),
+                                    cIndex(t.wm));
+  Value wc = arith::RemUIOp::create(b, loc(), warp, cIndex(t.wn));
+  // ldmatrix: lane l gives the address of row l % 8 of matrix l / 8.
+  Value rowInMatrix = arith::RemUIOp::create(b, loc(), lane, cIndex(8));
+  Value which = arith::DivUIOp::create(b, loc(), lane, cIndex(8));
+  Value whichLow = arith::RemUIOp::create(b, loc(), which, cIndex(2));
+  Value whichHigh = arith::DivUIOp::create(b, loc(), which, cIndex(2));
+  Value stagingAt = stagingBase();
+  auto load = [&](int64_t offset, int64_t pitch, Value row, Value col, int64_t num, bool trans) {
+    Value byte = add(cIndex(offset), add(mul(row, cIndex(pitch)), mul(col, cIndex(2))));
+    Type type = num == 1
+                    ? i32
+                    : LLVM::LLVMStructType::getLiteral(b.getContext(), SmallVector<Type>(num, i32));
+    Value loaded = NVVM::LdMatrixOp::create(b, loc(), type, sharedElem(stagingAt, i8, byte), num,
+                                            trans ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+                                            NVVM::LdStMatrixShapeAttr::get(b.getContext(), 8, 8),
+                                            NVVM::LdStMatrixEltType::B16);
+    SmallVector<Value> words;
+    for (int64_t m = 0; m < num; ++m)
+      words.push_back(num == 1 ? loaded : LLVM::ExtractValueOp::create(b, loc(), loaded, m));
+    return words;
+  };
+  // A's fragment of m16 block `mb` at k step `ks`: four matrices, (rows,
+  // k) at (0, 0), (8, 0), (0, 8), (8, 8).
+  auto aFragment = [&](int64_t mb, int64_t ks) {
+    Value m0 = mul(add(wr, cIndex(mb * t.wm)), cIndex(16));
+    Value mOff = add(m0, mul(whichLow, cIndex(8))), kOff = mul(whichHigh, cIndex(8));
+    if (t.aTransposed) // staged [K, M]: its rows are k
+      return load(t.aOffset, t.aPitch, add(add(cIndex(16 * ks), kOff), rowInMatrix), mOff, 4,
+                  /*trans=*/true);
+    return load(t.aOffset, t.aPitch, add(mOff, rowInMatrix), add(cIndex(16 * ks), kOff), 4,
+                /*trans=*/false);
+  };
+  // B's fragments of n8 blocks nb (and nb + 1 where `two`): per block, k
+  // rows 0-7 then 8-15.
+  auto bFragments = [&](int64_t nb, bool two, int64_t ks) {
+    Value n0 = mul(add(wc, cIndex(nb * t.wn)), cIndex(8));
+    Value nOff = two ? add(n0, mul(whichHigh, cIndex(8 * t.wn))) : n0;
+    Value kOff = add(cIndex(16 * ks), mul(whichLow, cIndex(8)));
+    if (t.bTransposed) // staged [N, K]: its rows are n
+      return load(t.bOffset, t.bPitch, add(nOff, rowInMatrix), kOff, two ? 4 : 2,
+                  /*trans=*/false);
+    return load(t.bOffset, t.bPitch, add(kOff, rowInMatrix), nOff, two ? 4 : 2, /*trans=*/true);
+  };
+
+  TileLayout l = layoutOf(op.getResult());
+  int64_t mBlocks = t.mBlocks(), nBlocks = t.nBlocks();
+  // Accumulators per (mb, nb): four f32, from the tile accumulated onto
+  // where it is in the fragments' layout.
+  SmallVector<SmallVector<Value, 4>> acc(mBlocks * nBlocks);
+  for (int64_t mb = 0; mb < mBlocks; ++mb)
+    for (int64_t nb = 0; nb < nBlocks; ++nb)
+      for (int64_t r = 0; r < 4; ++r)
+        acc[mb * nBlocks + nb].push_back(t.keepsResult && op.getAcc()
+                                             ? regs[op.getAcc()][t.fragmentRegister(mb, nb, r)]
+                                             : scalarConstant(b, loc(), f32, 0.0));
+  auto mmaType = t.bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
+  Type word = t.bf16 ? i32 : Type(VectorType::get({2}, b.getF16Type()));
+  auto asWords = [&](ArrayRef<Value> v) {
+    SmallVector<Value> out;
+    for (Value x : v)
+      out.push_back(t.bf16 ? x : LLVM::BitcastOp::create(b, loc(), word, x).getResult());
+    return out;
+  };
+  Type accType = LLVM::LLVMStructType::getLiteral(b.getContext(), SmallVector<Type>(4, f32));
+  for (int64_t ks = 0; ks < t.kSteps(); ++ks) {
+    SmallVector<SmallVector<Value>> a, bw(nBlocks);
+    for (int64_t mb = 0; mb < mBlocks; ++mb)
+      a.push_back(asWords(aFragment(mb, ks)));
+    for (int64_t nb = 0; nb < nBlocks; nb += 2) {
+      bool two = nb + 1 < nBlocks;
+      SmallVector<Value> words = asWords(bFragments(nb, two, ks));
+      bw[nb] = {words[0], words[1]};
+      if (two)
+        bw[nb + 1] = {words[2], words[3]};
+    }
+    for (int64_t mb = 0; mb < mBlocks; ++mb)
+      for (int64_t nb = 0; nb < nBlocks; ++nb) {
+        SmallVector<Value, 4> &c = acc[mb * nBlocks + nb];
+        Value d = NVVM::MmaOp::create(
+            b, loc(), accType, a[mb], bw[nb], c, {16, 8, 16}, std::nullopt, std::nullopt,
+            std::array<NVVM::MMATypes, 2>{mmaType, mmaType},
+            std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row, NVVM::MMALayout::col});
+        for (int64_t r = 0; r < 4; ++r)
+          c[r] = LLVM::ExtractValueOp::create(b, loc(), d, r);
+      }
+  }
+
+  if (t.keepsResult) {
+    Regs out(l.numRegs());
+    for (int64_t mb = 0; mb < mBlocks; ++mb)
+      for (int64_t nb = 0; nb < nBlocks; ++nb)
+        for (int64_t r = 0; r < 4; ++r)
+          out[t.fragmentRegister(mb, nb, r)] = acc[mb * nBlocks + nb][r];
+    regs[op.getResult()] = out;
+    return;
+  }
+  // Through the result area: each fragment's element at (row, column),
+  // written by the warps of the grid (not their copies).
+  OpBuilder::InsertionGuard guard(b);
+  if (t.wm * t.wn < plan.productWarps(role, /*wgmma=*/false))
+    enterIf(below(warp, t.wm * t.wn));
+  Value dBase = stagingBase(t.dOffset);
+  Value g = arith::DivUIOp::create(b, loc(), lane, cIndex(4));
+  Value pair = mul(arith::RemUIOp::create(b, loc(), lane, cIndex(4)), cIndex(2));
+  for (int64_t mb = 0; mb < mBlocks; ++mb)
+    for (int64_t nb = 0; nb < nBlocks; ++nb)
+      for (int64_t r = 0; r < 4; ++r) {
+        Value row = add(add(mul(add(wr, cIndex(mb * t.wm)), cIndex(16)), g), cIndex(8 * (r / 2)));
+        Value col = add(add(mul(add(wc, cIndex(nb * t.wn)), cIndex(8)), pair), cIndex(r % 2));
+        LLVM::StoreOp::create(b, loc(), acc[mb * nBlocks + nb][r],
+                              sharedElem(dBase, f32, add(mul(row, cIndex(t.dStride)), col)));
+      }
+}
+
+void GpuKernelLowering::readWarpMmaResult(DotOp op, const WarpMmaTiling &t) {
+  TileLayout l = layoutOf(op.getResult());
+  Type f32 = b.getF32Type();
+  Value dBase = stagingBase(t.dOffset);
+  Regs out = stageIn(l, f32, dBase,
+                     [&](ArrayRef<Value> c) { return add(mul(c[0], cIndex(t.dStride)), c[1]); });
+  if (op.getAcc()) {
+    const Regs &accRegs = regs[op.getAcc()];
+    for (int64_t r = 0; r < l.numRegs(); ++r)
+      out[r] = arith::AddFOp::create(b, loc(), out[r], accRegs[r]);
+  }
+  regs[op.getResult()] = out;
+}
+
+} // namespace kiln::nvvm
