@@ -124,37 +124,33 @@ def gemm(kern, M=4096, N=4096, K=4096):
     return f"{M}x{N}x{K}", setup, lambda: gemm_reference(kern, a, b, bias)
 
 
+def matmul(M, N, K, inputs, reference):
+    """A plain product's case: C [M, N] poisoned, after `inputs`."""
+    def setup():
+        c = torch.full((M, N), float("nan"), device="cuda")
+        return [*inputs, c], [c]
+    return f"{M}x{N}x{K}", setup, reference
+
+
 def matmul_bf16(kern, M=2048, N=2048):
     K = kern.manifest["consts"]["K"]
     a = torch.randn(M, K, device="cuda").bfloat16()
     b = torch.randn(K, N, device="cuda").bfloat16()
-
-    def setup():
-        c = torch.full((M, N), float("nan"), device="cuda")
-        return [a, b, c], [c]
-    return f"{M}x{N}x{K}", setup, lambda: a.double() @ b.double()
+    return matmul(M, N, K, [a, b], lambda: a.double() @ b.double())
 
 
 def matmul_tf32_nt(kern, M=2048, N=2304):  # N a multiple of its BN = 48
     K = kern.manifest["consts"]["K"]
     a = torch.randn(M, K, device="cuda")
     bt = torch.randn(N, K, device="cuda")
-
-    def setup():
-        c = torch.full((M, N), float("nan"), device="cuda")
-        return [a, bt, c], [c]
-    return f"{M}x{N}x{K}", setup, lambda: a.double() @ bt.double().T + 1.0
+    return matmul(M, N, K, [a, bt], lambda: a.double() @ bt.double().T + 1.0)
 
 
 def matmul_f16_tt(kern, M=2048, N=2304):  # N a multiple of its BN = 48
     K = kern.manifest["consts"]["K"]
     at = torch.randn(K, M, device="cuda").half()
     bt = torch.randn(N, K, device="cuda").half()
-
-    def setup():
-        c = torch.full((M, N), float("nan"), device="cuda")
-        return [at, bt, c], [c]
-    return f"{M}x{N}x{K}", setup, lambda: at.double().T @ bt.double().T + 1.0
+    return matmul(M, N, K, [at, bt], lambda: at.double().T @ bt.double().T + 1.0)
 
 
 def attention(kern, T=4096, HKV=16, G=1):

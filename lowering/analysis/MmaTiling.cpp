@@ -40,12 +40,24 @@ int64_t DotPair::offset() const {
   return sharesRhs ? dot.getLhs().getType().getShape()[0] : dot.getRhs().getType().getShape()[1];
 }
 
-std::optional<DotPair> DotPair::of(tile::DotOp first) {
+std::optional<tile::DotOp> kiln::nextDotRunnableWith(tile::DotOp first) {
   tile::DotOp second;
   for (Operation *op = first->getNextNode(); op && !second; op = op->getNextNode())
     second = dyn_cast<tile::DotOp>(op);
   if (!second)
     return std::nullopt;
+  DominanceInfo dominance(first->getParentOfType<tile::KernelOp>());
+  for (Value v : second->getOperands())
+    if (!dominance.properlyDominates(stagedTile(v).first, first))
+      return std::nullopt;
+  return second;
+}
+
+std::optional<DotPair> DotPair::of(tile::DotOp first) {
+  std::optional<tile::DotOp> next = nextDotRunnableWith(first);
+  if (!next)
+    return std::nullopt;
+  tile::DotOp second = *next;
   auto lhs = first.getLhs().getType(), rhs = first.getRhs().getType();
   auto lhs2 = second.getLhs().getType(), rhs2 = second.getRhs().getType();
   if (lhs.getShape()[1] != lhs2.getShape()[1] || lhs.getElementType() != lhs2.getElementType() ||
@@ -62,11 +74,6 @@ std::optional<DotPair> DotPair::of(tile::DotOp first) {
   // the swizzle's atoms, are 8 rows).
   if (pair.offset() % 8)
     return std::nullopt;
-  // Everything the second reads must exist where the first runs.
-  DominanceInfo dominance(first->getParentOfType<tile::KernelOp>());
-  for (Value v : second->getOperands())
-    if (!dominance.properlyDominates(stagedTile(v).first, first))
-      return std::nullopt;
   return pair;
 }
 

@@ -3,8 +3,6 @@
 
 #include "lowering/analysis/MmaTiling.h"
 
-#include "mlir/IR/Dominance.h"
-
 using namespace mlir;
 using namespace kiln;
 
@@ -102,16 +100,7 @@ FailureOr<WarpMmaTiling> WarpMmaTiling::get(tile::DotOp dot, int64_t warps, Warp
 }
 
 std::optional<tile::DotOp> WarpMmaTiling::pairedWith(tile::DotOp first) {
-  tile::DotOp second;
-  for (Operation *op = first->getNextNode(); op && !second; op = op->getNextNode())
-    second = dyn_cast<tile::DotOp>(op);
-  if (!second)
-    return std::nullopt;
-  DominanceInfo dominance(first->getParentOfType<tile::KernelOp>());
-  for (Value v : second->getOperands())
-    if (!dominance.properlyDominates(stagedTile(v).first, first))
-      return std::nullopt;
-  return second;
+  return nextDotRunnableWith(first);
 }
 
 int64_t WarpMmaTiling::stagingBytes(tile::DotOp dot, int64_t warps) {

@@ -374,6 +374,9 @@ private:
   /// A dot under `mma: mma_sync` (WarpProducts.cpp), with the dot it
   /// pairs with: their operands staged, one barrier, both products.
   LogicalResult lowerWarpMmaDot(DotOp op);
+  /// Writes a rank-2 tile row-major at `base`, `pitch` elements a row, a
+  /// thread's run along a row (up to 16 bytes) in one store.
+  void stageRows(Value tile, Value base, int64_t pitch);
   /// Each warp's products of `op` from the staged operands; the result
   /// bound in the fragments or written to its area.
   void multiplyWarpMma(DotOp op, const WarpMmaTiling &t);

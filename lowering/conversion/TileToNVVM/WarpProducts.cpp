@@ -57,16 +57,8 @@ LogicalResult GpuKernelLowering::lowerWarpMmaDot(DotOp op) {
   if (dots.size() == 2)
     pairedSeconds.insert(dots[1]);
 
-  // Each staged tile row-major, `pitch` bytes a row.
-  for (const WarpMmaStaging::Tile &st : staging.tiles) {
-    Type elem = cast<TileType>(st.tile.getType()).getElementType();
-    Value base = stagingBase(st.offset);
-    stageOutWith(
-        st.tile, [](Value v) { return v; },
-        [&](ArrayRef<Value> c) {
-          return sharedElem(base, elem, add(mul(c[0], cIndex(st.pitch / 2)), c[1]));
-        });
-  }
+  for (const WarpMmaStaging::Tile &st : staging.tiles)
+    stageRows(st.tile, stagingBase(st.offset), st.pitch / 2);
   syncRole();
   bool throughArea = false;
   for (auto [d, t] : llvm::zip(dots, plans)) {
@@ -81,6 +73,32 @@ LogicalResult GpuKernelLowering::lowerWarpMmaDot(DotOp op) {
   }
   syncRole(); // the staging area is free again
   return success();
+}
+
+void GpuKernelLowering::stageRows(Value tile, Value base, int64_t pitch) {
+  TileLayout l = layoutOf(tile);
+  Type elem = cast<TileType>(tile.getType()).getElementType();
+  int64_t elemBytes = elem.getIntOrFloatBitWidth() / 8;
+  // A thread's run along a row goes out as one store of up to 16 bytes (a
+  // run starts at a multiple of its length, and rows are 16-byte aligned):
+  // LLVM merges neighbouring stores itself, nvcc only up to 8 bytes.
+  int64_t run = std::min<int64_t>(l.contiguous(1), 16 / elemBytes);
+  OpBuilder::InsertionGuard guard(b);
+  if (Value owner = ownerPredicate(l))
+    enterIf(owner);
+  SmallVector<Value> bases = threadBases(l);
+  const Regs &x = regs[tile];
+  for (int64_t r = 0; r < l.numRegs(); r += run) {
+    SmallVector<Value> c = regCoords(l, bases, r);
+    Value at = sharedElem(base, elem, add(mul(c[0], cIndex(pitch)), c[1]));
+    Value v = x[r];
+    if (run > 1) {
+      v = LLVM::PoisonOp::create(b, loc(), VectorType::get({run}, elem));
+      for (int64_t e = 0; e < run; ++e)
+        v = LLVM::InsertElementOp::create(b, loc(), v, x[r + e], cI32(e));
+    }
+    LLVM::StoreOp::create(b, loc(), v, at, run * elemBytes);
+  }
 }
 
 void GpuKernelLowering::multiplyWarpMma(DotOp op, const WarpMmaTiling &t) {
