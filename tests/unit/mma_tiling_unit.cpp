@@ -2,6 +2,7 @@
 #include "lowering/analysis/KernelPlan.h"
 #include "lowering/analysis/Layout.h"
 #include "lowering/analysis/MmaTiling.h"
+#include "lowering/analysis/WarpMma.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -288,6 +289,59 @@ TEST_CASE("wgmma fragments as tile layouts: every accumulator where the layout p
     REQUIRE(succeeded(tiling));
     CHECK(!tiling->fragmentLayout(&t.ctx));
   }
+}
+
+TEST_CASE("mma.sync fragments as tile layouts: every accumulator where the layout puts it",
+          "[mma_sync]") {
+  Types t;
+  t.ctx.getOrLoadDialect<tile::TileDialect>();
+  struct Case {
+    int64_t M, N, wm, wn, warps;
+  };
+  // The default grids of a 32 x 32 and a 16 x 16 result on four warps (the
+  // chunk kernel's and the MTP factors'), a grid of whole rows, and a
+  // larger product with several blocks a warp.
+  for (Case c : {Case{32, 32, 2, 2, 4}, Case{16, 16, 1, 2, 4}, Case{32, 32, 2, 1, 4},
+                 Case{128, 128, 2, 2, 4}, Case{32, 48, 2, 2, 4}}) {
+    INFO("M " << c.M << " N " << c.N << " grid " << c.wm << " x " << c.wn);
+    WarpMmaTiling w;
+    w.M = c.M;
+    w.N = c.N;
+    w.wm = c.wm;
+    w.wn = c.wn;
+    tile::LayoutAttr attr = w.fragmentLayout(&t.ctx);
+    TileLayout l = TileLayout::get(attr, {c.M, c.N});
+    REQUIRE(!l.mismatch());
+    REQUIRE(l.numRegs() == 4 * w.mBlocks() * w.nBlocks());
+    // The grid reads back from the layout (a schedule's `layouts:` picks it
+    // this way).
+    auto grid = WarpMmaTiling::fragmentGrid(attr);
+    REQUIRE(grid);
+    CHECK((grid->first == c.wm && grid->second == c.wn));
+    // Every element once, each where the PTX ISA's m16n8 accumulator puts
+    // it: row 16 (grid row + mb wm) + lane / 4 + 8 (reg / 2), column
+    // 8 (grid column + nb wn) + 2 (lane % 4) + reg % 2. Warps past the
+    // grid hold the first warps' elements.
+    std::set<std::pair<int64_t, int64_t>> seen;
+    for (int64_t warp = 0; warp < c.warps; ++warp)
+      for (int64_t lane = 0; lane < 32; ++lane)
+        for (int64_t mb = 0; mb < w.mBlocks(); ++mb)
+          for (int64_t nb = 0; nb < w.nBlocks(); ++nb)
+            for (int64_t reg = 0; reg < 4; ++reg) {
+              int64_t wr = warp / c.wn % c.wm, wc = warp % c.wn;
+              int64_t row = 16 * (wr + mb * c.wm) + lane / 4 + 8 * (reg / 2);
+              int64_t col = 8 * (wc + nb * c.wn) + 2 * (lane % 4) + reg % 2;
+              llvm::SmallVector<int64_t, 2> ri = l.regIndex(w.fragmentRegister(mb, nb, reg));
+              CHECK(l.coordinate(0, ri[0], lane, warp) == row);
+              CHECK(l.coordinate(1, ri[1], lane, warp) == col);
+              seen.insert({row, col});
+            }
+    CHECK((int64_t)seen.size() == c.M * c.N);
+    CHECK(l.contiguous(1) == 2);
+  }
+  // Another layout is no fragment grid: its result goes through an area.
+  CHECK(!WarpMmaTiling::fragmentGrid(
+      tile::LayoutAttr::get(&t.ctx, {1, 4}, {4, 8}, {4, 1}, {0, 1}, {})));
 }
 
 /// The accumulator fragment of a 64 x 32 bf16 product on one warpgroup
