@@ -16,9 +16,8 @@
 // operands all exist before the first run together (stage, one barrier,
 // both products): `T P` and `P P` of one step of the triangular inverse,
 // `k k^T` and `q k^T`. A tile staged for several operands (k, P) is staged
-// once. The plan lives here
-// so that the shared-memory budget in KernelPlan and the instructions in
-// convert-tile-to-nvvm agree.
+// once. The plan lives here so that the shared-memory budget in KernelPlan
+// and the instructions in convert-tile-to-nvvm agree.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_LOWERING_ANALYSIS_WARPMMA_H
