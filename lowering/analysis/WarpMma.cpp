@@ -3,6 +3,8 @@
 
 #include "lowering/analysis/MmaTiling.h"
 
+#include <tuple>
+
 using namespace mlir;
 using namespace kiln;
 
@@ -60,29 +62,29 @@ FailureOr<WarpMmaTiling> WarpMmaTiling::get(tile::DotOp dot, int64_t warps, Warp
   // Warps past the grid hold copies.
   auto assigned = dot->getAttrOfType<tile::LayoutAttr>(tile::kLayoutAttr);
   if (std::optional<std::pair<int64_t, int64_t>> grid = fragmentGrid(assigned)) {
-    auto [wm, wn] = *grid;
-    if (t.M / 16 % wm || t.N / 8 % wn || wm * wn > warps) {
+    std::tie(t.wm, t.wn) = *grid;
+    if (t.M / 16 % t.wm || t.N / 8 % t.wn || t.wm * t.wn > warps) {
       why = "cannot deal the " + std::to_string(t.M / 16) + " x " + std::to_string(t.N / 8) +
-            " m16 x n8 blocks of its result to the " + std::to_string(wm) + " x " +
-            std::to_string(wn) + " warps its layout names (of " + std::to_string(warps) + ")";
+            " m16 x n8 blocks of its result to the " + std::to_string(t.wm) + " x " +
+            std::to_string(t.wn) + " warps its layout names (of " + std::to_string(warps) + ")";
       return failure();
     }
-    t.wm = wm;
-    t.wn = wn;
     t.keepsResult = true;
-  }
-  for (int64_t wm = 1, best = -1; wm <= warps && !t.keepsResult; wm *= 2)
-    for (int64_t wn = 1; wm * wn <= warps; wn *= 2) {
-      if (t.M / 16 % wm || t.N / 8 % wn)
-        continue;
-      int64_t reads = t.M / 16 / wm * 4 + t.N / 8 / wn * 2;
-      int64_t score = wm * wn * 1000000 - reads;
-      if (score > best) {
-        best = score;
-        t.wm = wm;
-        t.wn = wn;
+  } else {
+    int64_t best = -1;
+    for (int64_t wm = 1; wm <= warps; wm *= 2)
+      for (int64_t wn = 1; wm * wn <= warps; wn *= 2) {
+        if (t.M / 16 % wm || t.N / 8 % wn)
+          continue;
+        int64_t reads = t.M / 16 / wm * 4 + t.N / 8 / wn * 2;
+        int64_t score = wm * wn * 1000000 - reads;
+        if (score > best) {
+          best = score;
+          t.wm = wm;
+          t.wn = wn;
+        }
       }
-    }
+  }
   t.aTransposed = stagedTile(dot.getLhs()).second;
   t.bTransposed = stagedTile(dot.getRhs()).second;
   const WarpMmaStaging::Tile &at = staging.place(dot.getLhs());
@@ -99,17 +101,13 @@ FailureOr<WarpMmaTiling> WarpMmaTiling::get(tile::DotOp dot, int64_t warps, Warp
   return t;
 }
 
-std::optional<tile::DotOp> WarpMmaTiling::pairedWith(tile::DotOp first) {
-  return nextDotRunnableWith(first);
-}
-
 int64_t WarpMmaTiling::stagingBytes(tile::DotOp dot, int64_t warps) {
   std::string why;
   WarpMmaStaging alone, both;
   if (failed(get(dot, warps, alone, why)))
     return 0;
   int64_t most = alone.bytes;
-  if (std::optional<tile::DotOp> second = pairedWith(dot))
+  if (std::optional<tile::DotOp> second = nextDotRunnableWith(dot))
     if (succeeded(get(dot, warps, both, why)) && succeeded(get(*second, warps, both, why)))
       most = std::max(most, both.bytes);
   return most;

@@ -92,11 +92,9 @@ struct WarpMmaTiling {
   /// failure `why` says what does not fit.
   static mlir::FailureOr<WarpMmaTiling> get(tile::DotOp dot, int64_t warps, WarpMmaStaging &staging,
                                             std::string &why);
-  /// The dot run together with `first`, behind one barrier: the next dot
-  /// of its block, where everything it reads exists before `first`.
-  static std::optional<tile::DotOp> pairedWith(tile::DotOp first);
-  /// The staging bytes of `dot` alone and of `dot` with the dot it pairs
-  /// with, whichever is more; 0 where it cannot be planned.
+  /// The staging bytes of `dot` alone and of `dot` with the dot it runs
+  /// with behind one barrier (nextDotRunnableWith), whichever is more; 0
+  /// where it cannot be planned.
   static int64_t stagingBytes(tile::DotOp dot, int64_t warps);
 };
 

@@ -380,8 +380,10 @@ private:
   /// Each warp's products of `op` from the staged operands; the result
   /// bound in the fragments or written to its area.
   void multiplyWarpMma(DotOp op, const WarpMmaTiling &t);
-  /// Reads a result written to its area back in its layout.
-  void readWarpMmaResult(DotOp op, const WarpMmaTiling &t);
+  /// Reads a product's f32 result back from the area at `base` (`stride`
+  /// elements a row, its element (0, 0) at (rowFrom, colFrom)) in its
+  /// layout, adding the tile it accumulates onto.
+  void readResultArea(DotOp dot, Value base, int64_t stride, int64_t rowFrom, int64_t colFrom);
   /// The result's registers of a transpose whose result layout is its
   /// input's with the dims permuted alike (tile-assign-layouts makes that
   /// so around accumulator fragments): the input's registers renumbered,

@@ -504,24 +504,26 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
     return success();
   Value dBase = stagingBase(t.dOffset);
   // Each result reads its rows (its columns, for a pair sharing A) back.
-  Type f32 = b.getF32Type();
-  auto readBack = [&](DotOp dot, int64_t rowFrom, int64_t colFrom) {
-    TileLayout l = layoutOf(dot.getResult());
-    Regs out = stageIn(l, f32, dBase, [&](ArrayRef<Value> c) {
-      return add(mul(add(c[0], cIndex(rowFrom)), cIndex(t.dStride)), add(c[1], cIndex(colFrom)));
-    });
-    if (dot.getAcc()) {
-      const Regs &acc = regs[dot.getAcc()];
-      for (int64_t r = 0; r < l.numRegs(); ++r)
-        out[r] = arith::AddFOp::create(b, loc(), out[r], acc[r]);
-    }
-    regs[dot.getResult()] = out;
-  };
-  readBack(op, 0, 0);
+  readResultArea(op, dBase, t.dStride, 0, 0);
   if (second)
-    readBack(second, pair->sharesRhs ? pair->offset() : 0, pair->sharesRhs ? 0 : pair->offset());
+    readResultArea(second, dBase, t.dStride, pair->sharesRhs ? pair->offset() : 0,
+                   pair->sharesRhs ? 0 : pair->offset());
   syncRole();
   return success();
+}
+
+void GpuKernelLowering::readResultArea(DotOp dot, Value base, int64_t stride, int64_t rowFrom,
+                                       int64_t colFrom) {
+  TileLayout l = layoutOf(dot.getResult());
+  Regs out = stageIn(l, b.getF32Type(), base, [&](ArrayRef<Value> c) {
+    return add(mul(add(c[0], cIndex(rowFrom)), cIndex(stride)), add(c[1], cIndex(colFrom)));
+  });
+  if (dot.getAcc()) {
+    const Regs &acc = regs[dot.getAcc()];
+    for (int64_t r = 0; r < l.numRegs(); ++r)
+      out[r] = arith::AddFOp::create(b, loc(), out[r], acc[r]);
+  }
+  regs[dot.getResult()] = out;
 }
 
 std::optional<ARegisters> GpuKernelLowering::registerOperandA(DotOp op, const MmaTiling &t) {

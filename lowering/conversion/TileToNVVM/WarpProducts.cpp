@@ -29,10 +29,6 @@ LogicalResult GpuKernelLowering::lowerWarpMmaDot(DotOp op) {
       FailureOr<WarpMmaTiling> t = WarpMmaTiling::get(d, warps, staging, why);
       if (failed(t))
         return false;
-      if (!d.getType().getElementType().isF32()) {
-        why = "accumulates in f32: its result must be f32";
-        return false;
-      }
       plans.push_back(*t);
     }
     return true;
@@ -41,7 +37,7 @@ LogicalResult GpuKernelLowering::lowerWarpMmaDot(DotOp op) {
   WarpMmaStaging staging;
   SmallVector<WarpMmaTiling, 2> plans;
   std::string why;
-  if (std::optional<DotOp> second = WarpMmaTiling::pairedWith(op); second && runs(*second)) {
+  if (std::optional<DotOp> second = nextDotRunnableWith(op); second && runs(*second)) {
     dots.push_back(*second);
     if (!planGroup(dots, staging, plans, why)) {
       dots.pop_back();
@@ -69,7 +65,7 @@ LogicalResult GpuKernelLowering::lowerWarpMmaDot(DotOp op) {
     syncRole();
     for (auto [d, t] : llvm::zip(dots, plans))
       if (!t.keepsResult)
-        readWarpMmaResult(d, t);
+        readResultArea(d, stagingBase(t.dOffset), t.dStride, 0, 0);
   }
   syncRole(); // the staging area is free again
   return success();
@@ -218,20 +214,6 @@ void GpuKernelLowering::multiplyWarpMma(DotOp op, const WarpMmaTiling &t) {
         LLVM::StoreOp::create(b, loc(), acc[mb * nBlocks + nb][r],
                               sharedElem(dBase, f32, add(mul(row, cIndex(t.dStride)), col)));
       }
-}
-
-void GpuKernelLowering::readWarpMmaResult(DotOp op, const WarpMmaTiling &t) {
-  TileLayout l = layoutOf(op.getResult());
-  Type f32 = b.getF32Type();
-  Value dBase = stagingBase(t.dOffset);
-  Regs out = stageIn(l, f32, dBase,
-                     [&](ArrayRef<Value> c) { return add(mul(c[0], cIndex(t.dStride)), c[1]); });
-  if (op.getAcc()) {
-    const Regs &accRegs = regs[op.getAcc()];
-    for (int64_t r = 0; r < l.numRegs(); ++r)
-      out[r] = arith::AddFOp::create(b, loc(), out[r], accRegs[r]);
-  }
-  regs[op.getResult()] = out;
 }
 
 } // namespace kiln::nvvm
