@@ -62,14 +62,21 @@ def gdn_decode(kern, B=256, H=16, HV=32, K=128, V=128):
 
 def gdn_decode_mtp(kern, B=64, T=4, H=16, HV=32, K=128, V=128):
     """Multi-token decode (T tokens a request), states in the kernel's dtype;
-    gdn_decode_mtp_states also writes every token's state."""
+    gdn_decode_mtp_states also writes every token's state, and
+    gdn_decode_mtp_scatter each token's state to a pool slot of its own
+    (the pool B x (T + 1) rows: the requests' rows, then the tokens')."""
+    entry = kern.manifest["entry"]
+    states = entry == "gdn_decode_mtp_states"
+    scatter = entry == "gdn_decode_mtp_scatter"
     tokens, state0 = decode_tokens(kern, B + T, B, T, H, HV, K, V)
     slots = torch.arange(B, device="cuda", dtype=torch.int32)
-    states = kern.manifest["entry"] == "gdn_decode_mtp_states"
+    token_slots = B + torch.arange(B * T, device="cuda", dtype=torch.int32).reshape(B, T)
+    if scatter:
+        state0 = torch.cat([state0, state0.new_zeros(B * T, *state0.shape[1:])])
 
     def setup():
         state, o = state0.clone(), torch.full_like(tokens[2], float("nan"))
-        args = tokens + [slots, slots, state]
+        args = tokens + [slots, slots] + ([token_slots] if scatter else []) + [state]
         outs = [state, o]
         if states:
             inter = torch.full((B, T, HV, V, K), float("nan"), device="cuda", dtype=state0.dtype)

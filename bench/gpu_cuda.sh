@@ -44,3 +44,6 @@ for s in decode_sm_90a_bv8 decode_sm_90a_tma_ring prefill_split_sm_90a_wgmma_tma
 done
 export PYTHONPATH=bench:python PYTHONUNBUFFERED=1
 python3 bench/cuda_vs_ptx.py --dir "$DIR" --json "$OUT/cuda_vs_ptx.json" 2>&1 | tee "$OUT/cuda_vs_ptx.log"
+# Both builds' masked loads along a dynamic contiguous dim where it is not a
+# multiple of the vector (the element branch), against float64.
+python3 bench/gpu_ragged_check.py --dir "$DIR" 2>&1 | tee "$OUT/ragged.log" | tail -1

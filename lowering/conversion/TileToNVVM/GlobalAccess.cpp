@@ -190,7 +190,9 @@ LogicalResult GpuKernelLowering::lowerAccessAs(Type elem, const ViewInfo &vi,
       rc.base = arith::SubIOp::create(b, loc(), coordBase[td], lo);
     }
   }
-  auto accessAll = [&](int64_t vec) {
+  // `vectors`, where given, receives each vector load's value in register
+  // order.
+  auto accessAll = [&](int64_t vec, SmallVectorImpl<Value> *vectors = nullptr) {
     Regs result(l.numRegs());
     const Regs &values = isLoad ? result : regs[tile];
     for (int64_t r = 0; r < l.numRegs(); ++r) {
@@ -244,6 +246,8 @@ LogicalResult GpuKernelLowering::lowerAccessAs(Type elem, const ViewInfo &vi,
           }
           if (words)
             v = LLVM::BitcastOp::create(b, loc(), vecType, v);
+          if (vectors)
+            vectors->push_back(v);
           for (int64_t e = 0; e < vec; ++e) {
             Value idx = LLVM::ConstantOp::create(b, loc(), b.getI32Type(), e);
             result[r + e] = LLVM::ExtractElementOp::create(b, loc(), v, idx);
@@ -257,6 +261,8 @@ LogicalResult GpuKernelLowering::lowerAccessAs(Type elem, const ViewInfo &vi,
           Value v = elem.isInteger(8)
                         ? bytesFromPairs(b, loc(), ArrayRef<Value>(values).slice(r, vec))
                         : Value();
+          if (!v)
+            v = wholeVector(ArrayRef<Value>(values).slice(r, vec), vecType);
           if (!v) {
             v = LLVM::PoisonOp::create(b, loc(), vecType);
             for (int64_t e = 0; e < vec; ++e) {
@@ -298,19 +304,75 @@ LogicalResult GpuKernelLowering::lowerAccessAs(Type elem, const ViewInfo &vi,
       regs[tile] = result;
     return success();
   }
+  // A load's two branches merge whole vectors: the fast one's loads as
+  // they came, the other's elements joined into vectors, of 32-bit words
+  // where the elements are narrower. Merged element by element (or as a
+  // vector of 16-bit elements), nvcc took every element of the fast path's
+  // loaded words apart and joined them again; LLVM folds any form.
   Value whole = eq(arith::RemUIOp::create(b, loc(), vi.dims.back(), cIndex(vec)), 0);
+  auto vecType = VectorType::get({vec}, elem);
+  unsigned bits = elem.getIntOrFloatBitWidth();
+  bool inWords = bits < 32 && vec * bits % 32 == 0;
+  Type word = b.getI32Type();
+  auto mergeType = inWords ? VectorType::get({vec * bits / 32}, word) : vecType;
+  SmallVector<int64_t> vectorStarts;
+  for (int64_t r = 0; r < l.numRegs(); ++r)
+    if (l.regIndex(r)[last] % vec == 0)
+      vectorStarts.push_back(r);
   auto split = scf::IfOp::create(
-      b, loc(), isLoad ? SmallVector<Type>(l.numRegs(), elem) : SmallVector<Type>(), whole, true);
+      b, loc(), isLoad ? SmallVector<Type>(vectorStarts.size(), mergeType) : SmallVector<Type>(),
+      whole, true);
+  auto position = [&](int64_t e) { return LLVM::ConstantOp::create(b, loc(), b.getI32Type(), e); };
+  // Elements [first, first + 32 / bits) of `elems` as one word, the first
+  // in its low bits.
+  auto wordOf = [&](ArrayRef<Value> elems) {
+    Value w;
+    Type same = b.getIntegerType(bits);
+    for (auto [k, x] : llvm::enumerate(elems)) {
+      Value part = arith::ExtUIOp::create(
+          b, loc(), word, isa<IntegerType>(elem) ? x : arith::BitcastOp::create(b, loc(), same, x));
+      if (k)
+        part = arith::ShLIOp::create(
+            b, loc(), part, arith::ConstantIntOp::create(b, loc(), (int64_t)(k * bits), 32));
+      w = w ? arith::OrIOp::create(b, loc(), w, part) : part;
+    }
+    return w;
+  };
   for (auto [block, width] : {std::pair{split.thenBlock(), vec}, {split.elseBlock(), int64_t(1)}}) {
     OpBuilder::InsertionGuard branch(b);
     if (block->mightHaveTerminator())
       block->getTerminator()->erase();
     b.setInsertionPointToEnd(block);
-    Regs result = accessAll(width);
-    scf::YieldOp::create(b, loc(), isLoad ? ValueRange(result) : ValueRange());
+    SmallVector<Value> vectors;
+    Regs result = accessAll(width, &vectors);
+    if (isLoad && width == 1) {
+      int64_t perWord = inWords ? 32 / bits : 1;
+      for (int64_t r : vectorStarts) {
+        Value v = LLVM::PoisonOp::create(b, loc(), mergeType);
+        for (int64_t e = 0; e < vec; e += perWord) {
+          ArrayRef<Value> elems = ArrayRef<Value>(result).slice(r + e, perWord);
+          v = LLVM::InsertElementOp::create(b, loc(), v, inWords ? wordOf(elems) : elems[0],
+                                            position(e / perWord));
+        }
+        vectors.push_back(v);
+      }
+    } else if (isLoad && inWords) {
+      for (Value &v : vectors)
+        v = LLVM::BitcastOp::create(b, loc(), mergeType, v);
+    }
+    scf::YieldOp::create(b, loc(), isLoad ? ValueRange(vectors) : ValueRange());
   }
-  if (isLoad)
-    regs[tile] = Regs(split.getResults().begin(), split.getResults().end());
+  if (isLoad) {
+    Regs &result = regs[tile];
+    result.assign(l.numRegs(), Value());
+    for (auto [merged, r] : llvm::zip_equal(split.getResults(), vectorStarts)) {
+      Value v = merged;
+      if (inWords)
+        v = LLVM::BitcastOp::create(b, loc(), vecType, v);
+      for (int64_t e = 0; e < vec; ++e)
+        result[r + e] = LLVM::ExtractElementOp::create(b, loc(), v, position(e));
+    }
+  }
   return success();
 }
 

@@ -37,6 +37,24 @@ using Regs = SmallVector<Value, 8>;
 inline Type memoryType(Type elem) {
   return isa<Float8E4M3FNType>(elem) ? IntegerType::get(elem.getContext(), 8) : elem;
 }
+/// The vector whose elements `elems` are, in order, when each is taken
+/// from one vector of `type` (a loaded vector's registers, stored as they
+/// came); null otherwise. Building it again element by element is what LLVM
+/// folds away and nvcc does not: it took each 16-bit element out of the
+/// loaded words and put it back.
+inline Value wholeVector(ArrayRef<Value> elems, Type type) {
+  Value whole;
+  for (auto [e, x] : llvm::enumerate(elems)) {
+    auto extract = x.getDefiningOp<LLVM::ExtractElementOp>();
+    APInt at;
+    if (!extract || (whole && extract.getVector() != whole) ||
+        extract.getVector().getType() != type ||
+        !matchPattern(extract.getPosition(), m_ConstantInt(&at)) || at != e)
+      return Value();
+    whole = extract.getVector();
+  }
+  return cast<VectorType>(type).getNumElements() == (int64_t)elems.size() ? whole : Value();
+}
 /// Per round and K step of a wgmma product, the A words of one thread.
 using ARegisters = SmallVector<SmallVector<Value, 4>>;
 
@@ -611,11 +629,16 @@ private:
   /// The `vec` registers of `x` (layout `l`) from register index `ri` on
   /// along the tile's last dim, each cast to `elem`, as one vector.
   Value packRun(const TileLayout &l, const Regs &x, ArrayRef<int64_t> ri, int64_t vec, Type elem) {
-    Value v = LLVM::UndefOp::create(b, loc(), VectorType::get({vec}, elem));
+    SmallVector<Value, 8> run;
     SmallVector<int64_t, 2> rj(ri);
     for (int64_t j = 0; j < vec; ++j, ++rj.back())
-      v = LLVM::InsertElementOp::create(b, loc(), v, scalarCast(b, loc(), x[l.regNumber(rj)], elem),
-                                        cI32(j));
+      run.push_back(x[l.regNumber(rj)]);
+    auto type = VectorType::get({vec}, elem);
+    if (Value whole = wholeVector(run, type))
+      return whole;
+    Value v = LLVM::UndefOp::create(b, loc(), type);
+    for (auto [j, element] : llvm::enumerate(run))
+      v = LLVM::InsertElementOp::create(b, loc(), v, scalarCast(b, loc(), element, elem), cI32(j));
     return v;
   }
   /// The element type a product's operands are staged as: tf32 operands are

@@ -285,7 +285,7 @@ bool GpuKernelLowering::stageByPieces(const StagedOperand &o, bool isLhs, const 
       Value v;
       if (split) {
         v = packSplitRun(x, stored, part);
-      } else {
+      } else if (!(v = wholeVector(x, pieceType))) {
         v = LLVM::UndefOp::create(b, loc(), pieceType);
         for (int64_t e = 0; e < perPiece; ++e)
           v = LLVM::InsertElementOp::create(b, loc(), v, scalarCast(b, loc(), x[e], stored),

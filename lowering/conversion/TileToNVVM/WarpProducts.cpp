@@ -88,8 +88,9 @@ void GpuKernelLowering::stageRows(Value tile, Value base, int64_t pitch) {
     SmallVector<Value> c = regCoords(l, bases, r);
     Value at = sharedElem(base, elem, add(mul(c[0], cIndex(pitch)), c[1]));
     Value v = x[r];
-    if (run > 1) {
-      v = LLVM::PoisonOp::create(b, loc(), VectorType::get({run}, elem));
+    auto type = VectorType::get({run}, elem);
+    if (run > 1 && !(v = wholeVector(ArrayRef<Value>(x).slice(r, run), type))) {
+      v = LLVM::PoisonOp::create(b, loc(), type);
       for (int64_t e = 0; e < run; ++e)
         v = LLVM::InsertElementOp::create(b, loc(), v, x[r + e], cI32(e));
     }
