@@ -393,7 +393,9 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
     issues `nvvm.mma.sync` m16n8k16 per m16 x n8 block of its grid and k
     step, the result kept in the accumulator fragments (tile-assign-layouts
     gives every such result their layout, on a grid of warps a schedule may
-    pick; another layout reads the result back from a padded f32 area):
+    pick; another layout reads the result back from a padded f32 area). On
+    a grid of whole rows an A laid out as such a result (cast to 16 bits)
+    is read from its registers, unstaged:
       %d = tile.dot %a, %b : <32x32xf16>, <32x32xf16> -> <32x32xf32>
     on 4 warps (a 2 x 2 grid, each a 16 x 16 block) becomes
       llvm.store ... (each operand's tile); nvvm.barrier0

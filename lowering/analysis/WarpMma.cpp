@@ -58,8 +58,9 @@ FailureOr<WarpMmaTiling> WarpMmaTiling::get(tile::DotOp dot, int64_t warps, Warp
   // The warp grid: the result's layout's where tile-assign-layouts gave it
   // one of the fragments' (the default's, or one a schedule picked).
   // Otherwise, of the splits using the most warps, the one reading the
-  // fewest fragment registers a k step (mBlocks A's 4 and nBlocks B's 2).
-  // Warps past the grid hold copies.
+  // fewest fragment registers a k step (mBlocks A's 4 and nBlocks B's 2),
+  // on a tie the one of whole rows (an A a product made then comes from
+  // its registers, aInRegisters). Warps past the grid hold copies.
   auto assigned = dot->getAttrOfType<tile::LayoutAttr>(tile::kLayoutAttr);
   if (std::optional<std::pair<int64_t, int64_t>> grid = fragmentGrid(assigned)) {
     std::tie(t.wm, t.wn) = *grid;
@@ -78,7 +79,7 @@ FailureOr<WarpMmaTiling> WarpMmaTiling::get(tile::DotOp dot, int64_t warps, Warp
           continue;
         int64_t reads = t.M / 16 / wm * 4 + t.N / 8 / wn * 2;
         int64_t score = wm * wn * 1000000 - reads;
-        if (score > best) {
+        if (score > best || (score == best && wn < t.wn)) {
           best = score;
           t.wm = wm;
           t.wn = wn;
@@ -87,9 +88,15 @@ FailureOr<WarpMmaTiling> WarpMmaTiling::get(tile::DotOp dot, int64_t warps, Warp
   }
   t.aTransposed = stagedTile(dot.getLhs()).second;
   t.bTransposed = stagedTile(dot.getRhs()).second;
-  const WarpMmaStaging::Tile &at = staging.place(dot.getLhs());
-  t.aOffset = at.offset;
-  t.aPitch = at.pitch;
+  Operation *aDef = dot.getLhs().getDefiningOp();
+  auto aLayout = aDef ? aDef->getAttrOfType<tile::LayoutAttr>(tile::kLayoutAttr) : nullptr;
+  t.aInRegisters = t.wn == 1 && !t.aTransposed && aLayout &&
+                   aLayout == fragmentLayout(dot.getContext(), t.wm, 1);
+  if (!t.aInRegisters) {
+    const WarpMmaStaging::Tile &at = staging.place(dot.getLhs());
+    t.aOffset = at.offset;
+    t.aPitch = at.pitch;
+  }
   const WarpMmaStaging::Tile &bt = staging.place(dot.getRhs());
   t.bOffset = bt.offset;
   t.bPitch = bt.pitch;

@@ -12,7 +12,9 @@
 // result's m16 x n8 blocks are dealt to a grid of wm x wn warps, and it
 // stays in the accumulator fragments: its layout is fragmentLayout(), which
 // tile-assign-layouts gives every such dot's result; a result laid out
-// otherwise goes through a row-major f32 area. Two dots in a row whose
+// otherwise goes through a row-major f32 area. On a grid of whole rows
+// (wn 1) an A laid out as such a result (a product's, cast) is taken from
+// its registers, unstaged. Two dots in a row whose
 // operands all exist before the first run together (stage, one barrier,
 // both products): `T P` and `P P` of one step of the triangular inverse,
 // `k k^T` and `q k^T`. A tile staged for several operands (k, P) is staged
@@ -55,6 +57,12 @@ struct WarpMmaTiling {
   /// A is staged from a transpose's input ([K, M] rows), B from one's
   /// ([N, K] rows).
   bool aTransposed = false, bTransposed = false;
+  /// A is not staged: its registers already are its fragments. Its layout
+  /// is the fragments' of a grid of whole rows (wn 1) with this product's
+  /// wm, as a product's result kept in the accumulators is (T of T P and P
+  /// of P P in the triangular inverse), cast to f16 or bf16: an m16 x n8
+  /// accumulator pair is the A fragment of a k16 step.
+  bool aInRegisters = false;
   /// Where each operand's staged tile starts and its row pitch, in bytes.
   int64_t aOffset = 0, aPitch = 0, bOffset = 0, bPitch = 0;
   /// Where the result area starts (a result not kept in the fragments)
@@ -86,6 +94,15 @@ struct WarpMmaTiling {
   /// the warp's m16 block `mb` and n8 block `nb`.
   int64_t fragmentRegister(int64_t mb, int64_t nb, int64_t reg) const {
     return (2 * mb + reg / 2) * (2 * nBlocks()) + 2 * nb + reg % 2;
+  }
+  /// With aInRegisters: the register of A (laid out as the fragments of a
+  /// [M, K] result on wm x 1 warps) holding element `e` (0-7) of the A
+  /// fragment of the warp's m16 block `mb` at k step `ks`: accumulators
+  /// 0-3 of A's n8 block 2 ks, then of 2 ks + 1, in the ISA's order a0 a1
+  /// (row g), a2 a3 (g + 8), a4 a5 (row g, k + 8), a6 a7.
+  int64_t aRegister(int64_t mb, int64_t ks, int64_t e) const {
+    int64_t nb = 2 * ks + e / 4, reg = e % 4;
+    return (2 * mb + reg / 2) * (2 * (K / 8)) + 2 * nb + reg % 2;
   }
 
   /// Plans `dot` for `warps` warps, its operands placed in `staging`; on

@@ -15,7 +15,7 @@ RESULTS = REPO / "bench" / "results"
 SELECT = REPO / "ops" / "gdn" / "select"
 # Each bundled selection (op/name), and the bench run (and time key: what
 # follows the schedule's name, consts included) it was written from.
-BUNDLED = [("gdn/prefill_sm_90a", "prefill_bv128_fi_h200_2026-11-29.json", "_graph_ms"),
+BUNDLED = [("gdn/prefill_sm_90a", "prefill_fi_chunk_w2_h200_2026-11-30.json", "_graph_ms"),
            ("gdn/decode_sm_90a", "decode_h200_2026-11-28_tma.json", "_graph_us"),
            ("gdn/decode_sm_90a_bf16", "fi_h200_2026-11-28_decode.json", "_graph_us"),
            ("gdn/decode_sm_90a_f8", "decode_f8_h200_2026-11-29.json", "_graph_us"),
@@ -102,6 +102,7 @@ def test_pick_binds_the_dims_from_the_arguments(tmp_path):
     assert sel.pick(*args([4096] * 4, 16, 32), sms=132).info.schedule == \
         "prefill_split_sm_90a_cp128.yaml"
     assert sel.pick(*args([8192], 4, 8), sms=132).info.schedule == "prefill_split_sm_90a_cp.yaml"
+    assert sel.pick(*args([8192], 16, 64), sms=132).info.schedule == "prefill_split_sm_90a_cp.yaml"
     assert sel.pick(*args([65536], 2, 8), sms=132).info.schedule == \
         "prefill_split_sm_90a_cp128.yaml"
     with pytest.raises(ValueError, match="argument 'k' dim 0 \\(T\\) is 5"):

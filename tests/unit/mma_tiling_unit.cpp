@@ -339,6 +339,29 @@ TEST_CASE("mma.sync fragments as tile layouts: every accumulator where the layou
     CHECK((int64_t)seen.size() == c.M * c.N);
     CHECK(l.contiguous(1) == 2);
   }
+  // A laid out as a result of whole rows (wm x 1) is an A operand in
+  // registers: element e of the fragment of m16 block mb at k step ks is,
+  // per the PTX ISA's m16n8k16 A, at row 16 (grid row + mb wm) + lane / 4
+  // + 8 ((e / 2) % 2), column 16 ks + 2 (lane % 4) + e % 2 + 8 (e / 4).
+  for (Case c : {Case{32, 32, 2, 1, 2}, Case{32, 64, 1, 1, 4}, Case{64, 32, 2, 1, 4}}) {
+    INFO("A of " << c.M << " x " << c.N << " on " << c.wm << " x 1");
+    WarpMmaTiling w;
+    w.M = c.M;
+    w.K = c.N;
+    w.wm = c.wm;
+    TileLayout l = TileLayout::get(WarpMmaTiling::fragmentLayout(&t.ctx, c.wm, 1), {c.M, c.N});
+    for (int64_t warp = 0; warp < c.warps; ++warp)
+      for (int64_t lane = 0; lane < 32; ++lane)
+        for (int64_t mb = 0; mb < w.mBlocks(); ++mb)
+          for (int64_t ks = 0; ks < w.kSteps(); ++ks)
+            for (int64_t e = 0; e < 8; ++e) {
+              int64_t row = 16 * (warp % c.wm + mb * c.wm) + lane / 4 + 8 * (e / 2 % 2);
+              int64_t col = 16 * ks + 2 * (lane % 4) + e % 2 + 8 * (e / 4);
+              llvm::SmallVector<int64_t, 2> ri = l.regIndex(w.aRegister(mb, ks, e));
+              CHECK(l.coordinate(0, ri[0], lane, warp) == row);
+              CHECK(l.coordinate(1, ri[1], lane, warp) == col);
+            }
+  }
   // Another layout is no fragment grid: its result goes through an area.
   CHECK(!WarpMmaTiling::fragmentGrid(
       tile::LayoutAttr::get(&t.ctx, {1, 4}, {4, 8}, {4, 1}, {0, 1}, {})));

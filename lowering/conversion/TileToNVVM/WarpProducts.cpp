@@ -149,6 +149,19 @@ void GpuKernelLowering::multiplyWarpMma(DotOp op, const WarpMmaTiling &t) {
 
   TileLayout l = layoutOf(op.getResult());
   int64_t mBlocks = t.mBlocks(), nBlocks = t.nBlocks();
+  // A's fragment from its registers (t.aInRegisters), two elements a word.
+  auto aFromRegisters = [&](int64_t mb, int64_t ks) {
+    const Regs &x = regs[op.getLhs()];
+    Type elem = cast<TileType>(op.getLhs().getType()).getElementType();
+    SmallVector<Value> words;
+    for (int64_t e = 0; e < 8; e += 2) {
+      Value pair = LLVM::PoisonOp::create(b, loc(), VectorType::get({2}, elem));
+      pair = LLVM::InsertElementOp::create(b, loc(), pair, x[t.aRegister(mb, ks, e)], cI32(0));
+      pair = LLVM::InsertElementOp::create(b, loc(), pair, x[t.aRegister(mb, ks, e + 1)], cI32(1));
+      words.push_back(t.bf16 ? LLVM::BitcastOp::create(b, loc(), i32, pair).getResult() : pair);
+    }
+    return words;
+  };
   // Accumulators per (mb, nb): four f32, from the tile accumulated onto
   // where it is in the fragments' layout.
   SmallVector<SmallVector<Value, 4>> acc(mBlocks * nBlocks);
@@ -170,7 +183,7 @@ void GpuKernelLowering::multiplyWarpMma(DotOp op, const WarpMmaTiling &t) {
   for (int64_t ks = 0; ks < t.kSteps(); ++ks) {
     SmallVector<SmallVector<Value>> a, bw(nBlocks);
     for (int64_t mb = 0; mb < mBlocks; ++mb)
-      a.push_back(asWords(aFragment(mb, ks)));
+      a.push_back(t.aInRegisters ? aFromRegisters(mb, ks) : asWords(aFragment(mb, ks)));
     for (int64_t nb = 0; nb < nBlocks; nb += 2) {
       bool two = nb + 1 < nBlocks;
       SmallVector<Value> words = asWords(bFragments(nb, two, ks));
