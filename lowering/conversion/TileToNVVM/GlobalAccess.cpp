@@ -190,6 +190,8 @@ LogicalResult GpuKernelLowering::lowerAccessAs(Type elem, const ViewInfo &vi,
       rc.base = arith::SubIOp::create(b, loc(), coordBase[td], lo);
     }
   }
+  // Element e of a vector, as LLVM's insert and extract take it.
+  auto position = [&](int64_t e) { return LLVM::ConstantOp::create(b, loc(), b.getI32Type(), e); };
   // `vectors`, where given, receives each vector load's value in register
   // order.
   auto accessAll = [&](int64_t vec, SmallVectorImpl<Value> *vectors = nullptr) {
@@ -248,10 +250,8 @@ LogicalResult GpuKernelLowering::lowerAccessAs(Type elem, const ViewInfo &vi,
             v = LLVM::BitcastOp::create(b, loc(), vecType, v);
           if (vectors)
             vectors->push_back(v);
-          for (int64_t e = 0; e < vec; ++e) {
-            Value idx = LLVM::ConstantOp::create(b, loc(), b.getI32Type(), e);
-            result[r + e] = LLVM::ExtractElementOp::create(b, loc(), v, idx);
-          }
+          for (int64_t e = 0; e < vec; ++e)
+            result[r + e] = LLVM::ExtractElementOp::create(b, loc(), v, position(e));
         } else {
           OpBuilder::InsertionGuard storeGuard(b);
           if (inBounds) {
@@ -265,10 +265,8 @@ LogicalResult GpuKernelLowering::lowerAccessAs(Type elem, const ViewInfo &vi,
             v = wholeVector(ArrayRef<Value>(values).slice(r, vec), vecType);
           if (!v) {
             v = LLVM::PoisonOp::create(b, loc(), vecType);
-            for (int64_t e = 0; e < vec; ++e) {
-              Value idx = LLVM::ConstantOp::create(b, loc(), b.getI32Type(), e);
-              v = LLVM::InsertElementOp::create(b, loc(), v, values[r + e], idx);
-            }
+            for (int64_t e = 0; e < vec; ++e)
+              v = LLVM::InsertElementOp::create(b, loc(), v, values[r + e], position(e));
           }
           LLVM::StoreOp::create(b, loc(), v, ptr, vec * elemBytes);
         }
@@ -322,7 +320,6 @@ LogicalResult GpuKernelLowering::lowerAccessAs(Type elem, const ViewInfo &vi,
   auto split = scf::IfOp::create(
       b, loc(), isLoad ? SmallVector<Type>(vectorStarts.size(), mergeType) : SmallVector<Type>(),
       whole, true);
-  auto position = [&](int64_t e) { return LLVM::ConstantOp::create(b, loc(), b.getI32Type(), e); };
   // Elements [first, first + 32 / bits) of `elems` as one word, the first
   // in its low bits.
   auto wordOf = [&](ArrayRef<Value> elems) {

@@ -37,23 +37,25 @@ using Regs = SmallVector<Value, 8>;
 inline Type memoryType(Type elem) {
   return isa<Float8E4M3FNType>(elem) ? IntegerType::get(elem.getContext(), 8) : elem;
 }
+/// The vector and constant position `v` was extracted from, through
+/// bitcasts of the element; a null vector otherwise (Float8Pairs.cpp).
+std::pair<Value, int64_t> extractedFrom(Value v);
 /// The vector whose elements `elems` are, in order, when each is taken
-/// from one vector of `type` (a loaded vector's registers, stored as they
-/// came); null otherwise. Building it again element by element is what LLVM
-/// folds away and nvcc does not: it took each 16-bit element out of the
-/// loaded words and put it back.
+/// from one vector of `type` (extractedFrom: a loaded vector's registers,
+/// stored as they came); null otherwise. Building it again element by
+/// element is what LLVM folds away and nvcc does not: it took each 16-bit
+/// element out of the loaded words and put it back.
 inline Value wholeVector(ArrayRef<Value> elems, Type type) {
+  if ((int64_t)elems.size() != cast<VectorType>(type).getNumElements())
+    return Value();
   Value whole;
   for (auto [e, x] : llvm::enumerate(elems)) {
-    auto extract = x.getDefiningOp<LLVM::ExtractElementOp>();
-    APInt at;
-    if (!extract || (whole && extract.getVector() != whole) ||
-        extract.getVector().getType() != type ||
-        !matchPattern(extract.getPosition(), m_ConstantInt(&at)) || at != e)
+    auto [from, at] = extractedFrom(x);
+    if (!from || from.getType() != type || (whole && from != whole) || at != (int64_t)e)
       return Value();
-    whole = extract.getVector();
+    whole = from;
   }
-  return cast<VectorType>(type).getNumElements() == (int64_t)elems.size() ? whole : Value();
+  return whole;
 }
 /// Per round and K step of a wgmma product, the A words of one thread.
 using ARegisters = SmallVector<SmallVector<Value, 4>>;
@@ -734,9 +736,6 @@ inline bool knownMultipleOf(Value v, int64_t n) {
 }
 
 // f8e4m3 bytes in 16-bit words (Float8Pairs.cpp).
-/// The vector and constant position `v` was extracted from, through
-/// bitcasts of the element; a null vector otherwise.
-std::pair<Value, int64_t> extractedFrom(Value v);
 /// The 16-bit word holding registers lo and hi when they are bytes 2k and
 /// 2k + 1 of one vector of bytes, as a vector<2xi8>; null otherwise.
 Value bytePairWord(OpBuilder &b, Location l, Value lo, Value hi);
