@@ -20,34 +20,29 @@ sys.path[:0] = [str(_ROOT / "python"), str(_ROOT / "bench")]
 import torch
 
 import kiln
-from gemm_bench import reference as gemm_reference
+from cuda_vs_ptx import gemm, rel, softmax
 
 GEMM_SHAPES = [(1000, 1000, 1001), (129, 77, 37), (200, 136, 250), (256, 256, 256)]
 SOFTMAX_SHAPES = [(333, 1001), (64, 4097), (128, 4096)]
 
 
-def rel(x, ref):
-    x, ref = x.double(), ref.double()
-    return ((x - ref).norm() / ref.norm()).item()
-
-
-def gemm_cases(kern):
+def cases(kern):
+    """kern's checks at the ragged shapes (cuda_vs_ptx's inputs and float64
+    references): (shape, output, reference, tolerance) each; none for an
+    op other than GEMM and softmax."""
     entry = kern.manifest["entry"]
-    for M, N, K in GEMM_SHAPES:
-        a = torch.randn(M, K, device="cuda").bfloat16()
-        b = torch.randn(*((N, K) if entry == "gemm_nt" else (K, N)), device="cuda").bfloat16()
-        bias = torch.randn(N, device="cuda")
-        c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
-        kern(*([a, b, bias, c] if entry == "gemm_bias" else [a, b, c]))
-        yield f"{M}x{N}x{K}", c, gemm_reference(kern, a, b, bias), 1e-2
-
-
-def softmax_cases(kern):
-    for M, N in SOFTMAX_SHAPES:
-        x = torch.randn(M, N, device="cuda").bfloat16()
-        y = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
-        kern(x, y)
-        yield f"{M}x{N}", y, torch.softmax(x.double(), dim=1), 1e-2
+    if entry.startswith("gemm"):
+        made = [gemm(kern, *dims) for dims in GEMM_SHAPES]
+    elif entry == "softmax":
+        made = [softmax(*dims) for dims in SOFTMAX_SHAPES]
+    else:
+        return []
+    out = []
+    for shape, setup, reference in made:
+        args, results = setup()
+        kern(*args)
+        out.append((shape, results[0], reference(), 1e-2))
+    return out
 
 
 def main():
@@ -58,13 +53,8 @@ def main():
     failed = checked = 0
     for path in sorted(Path(args.dir).glob("*/*.json")):
         kern = kiln.load(str(path))
-        entry = kern.manifest["entry"]
-        cases = (gemm_cases if entry.startswith("gemm") else
-                 softmax_cases if entry == "softmax" else None)
-        if cases is None:
-            continue
         try:
-            results = list(cases(kern))
+            results = cases(kern)
         except (kiln.KilnError, ValueError, RuntimeError) as e:  # a shape the build rejects (TMA)
             print(f"REJECTED {path.parent.name}/{path.stem}: {str(e).splitlines()[0]}")
             continue
