@@ -37,6 +37,14 @@ void buildGpuKernelPipeline(mlir::OpPassManager &pm);
 /// NVVM intrinsics, ready for translation to LLVM IR and the NVPTX backend.
 void buildGpuKernelToLLVMPipeline(mlir::OpPassManager &pm);
 
+/// The CUDA C++ emitter's half: structured GPU kernels with index arithmetic
+/// computed in 32 bits wherever integer range analysis bounds it (a thread's
+/// lane and warp coordinates, a block index along y or z), widened where it
+/// meets 64-bit offsets. LLVM narrows such arithmetic itself on the PTX path;
+/// nvcc's front end does not, and left it as 64-bit shifts, multiplies and
+/// carries.
+void buildCudaSourcePipeline(mlir::OpPassManager &pm);
+
 /// Both halves: scheduled tile IR to LLVM dialect + NVVM.
 void buildNvvmPipeline(mlir::OpPassManager &pm);
 

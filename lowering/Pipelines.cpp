@@ -54,6 +54,15 @@ void kiln::buildGpuKernelToLLVMPipeline(mlir::OpPassManager &pm) {
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
+void kiln::buildCudaSourcePipeline(mlir::OpPassManager &pm) {
+  using namespace mlir;
+  arith::ArithIntRangeNarrowingOptions narrow;
+  narrow.bitwidthsSupported = {32};
+  pm.addPass(arith::createArithIntRangeNarrowing(narrow));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
 void kiln::buildNvvmPipeline(mlir::OpPassManager &pm) {
   buildGpuKernelPipeline(pm);
   buildGpuKernelToLLVMPipeline(pm);
@@ -71,4 +80,9 @@ void kiln::registerAllKilnPasses() {
       "Scheduled tile IR to structured GPU kernels (scf, arith, llvm, nvvm): what both the "
       "PTX and the CUDA C++ emitters start from",
       buildGpuKernelPipeline);
+  mlir::PassPipelineRegistration<>(
+      "kiln-cuda-source",
+      "Structured GPU kernels with bounded index arithmetic in 32 bits: what the CUDA C++ "
+      "emitter prints",
+      buildCudaSourcePipeline);
 }

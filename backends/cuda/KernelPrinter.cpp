@@ -1108,12 +1108,14 @@ bool KernelPrinter::printLLVM(Operation *op) {
         if (isa<VectorType>(v.getType()) &&
             (int64_t)store.getAlignment().value_or(0) < byteSize(v.getType()))
           return fail(op, "a vector store aligned below its size");
-        // A 16-byte vector to global memory as one st.global.v4: built in
-        // the branch that stores it, nvcc split it into four 4-byte stores
-        // (the bf16 GEMM with an MMA warpgroup: 128 STG.E, the PTX build
-        // 16 STG.E.128 and 64 STG.E).
+        // A vector of 8 or 16 bytes to global memory as one st.global.v2 /
+        // .v4. As a plain store nvcc split some into 4-byte stores (the bf16
+        // GEMM with an MMA warpgroup: 128 STG.E where the PTX build has 16
+        // STG.E.128 and 64 STG.E; the f16 test matmul's first pair of each
+        // row: 12% slower than its PTX build). __stwb would keep them whole
+        // too, but as strong stores (STG.E.64.STRONG.SM).
         if (addressSpace(store.getAddr()) == 1 && isa<VectorType>(v.getType()) &&
-            byteSize(v.getType()) == 16) {
+            (byteSize(v.getType()) == 8 || byteSize(v.getType()) == 16)) {
           helpers.use("kiln_store_if", kStoreIfHelper);
           line() << "kiln_store_if(true, " << use(store.getAddr()) << ", " << use(v) << ");\n";
           return true;

@@ -124,11 +124,11 @@ TEST_CASE("cuda emitter: masked stores are predicated, invariant loads come firs
   CHECK(text.find("kiln_store<4>") == std::string::npos);
 }
 
-TEST_CASE("cuda emitter: a 16-byte vector stored to global memory is one st.global.v4", "[cuda]") {
-  // Built in the branch that stores it, nvcc split it into four 4-byte
-  // stores (the bf16 GEMM with an MMA warpgroup, the split prefill's
-  // scans); the predicated store's asm keeps it whole. A shared-memory
-  // vector stays a plain store.
+TEST_CASE("cuda emitter: a vector stored to global memory is one st.global.v4 / v2", "[cuda]") {
+  // Built in the branch that stores it, nvcc split it into 4-byte stores
+  // (the bf16 GEMM with an MMA warpgroup, the split prefill's scans, the
+  // f16 test matmul's pairs); the predicated store's asm keeps it whole. A
+  // shared-memory vector stays a plain store.
   const char *ir = R"mlir(
     llvm.func @k(%n: i64, %x: !llvm.ptr<1>) attributes {nvvm.kernel, nvvm.maxntid = array<i32: 128, 1, 1>} {
       %t = nvvm.read.ptx.sreg.tid.x : i32
@@ -141,6 +141,9 @@ TEST_CASE("cuda emitter: a 16-byte vector stored to global memory is one st.glob
         %k = llvm.mlir.constant(0 : i32) : i32
         %v = llvm.insertelement %f, %u[%k : i32] : vector<4xf32>
         llvm.store %v, %p {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+        %h = llvm.mlir.poison : vector<2xf32>
+        %v2 = llvm.insertelement %f, %h[%k : i32] : vector<2xf32>
+        llvm.store %v2, %x {alignment = 8 : i64} : vector<2xf32>, !llvm.ptr<1>
       }
       %s = llvm.mlir.addressof @smem : !llvm.ptr<3>
       %w = llvm.mlir.poison : vector<4xf32>
@@ -152,6 +155,8 @@ TEST_CASE("cuda emitter: a 16-byte vector stored to global memory is one st.glob
   std::string text = emitted(ir);
   CHECK(text.find("kiln_store_if(true, ") != std::string::npos);
   CHECK(text.find("st.global.v4.b32") != std::string::npos);
+  CHECK(text.find("st.global.v2.b32") != std::string::npos);
+  CHECK(text.find("kiln_store<8>(") == std::string::npos);
   CHECK(text.find("kiln_store<16>(") != std::string::npos); // the shared one
 }
 

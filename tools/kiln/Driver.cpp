@@ -456,6 +456,12 @@ bool kiln::buildForGpu(Compiled &c, bool assemble, GpuBuild &out, llvm::raw_ostr
         info.params[k.entry] = cudaKernelParams(k);
     else
       info.params[out.manifest.entry] = cudaKernelParams(out.manifest);
+    PassManager toCuda(c.module->getContext());
+    if (printIrAfterAll)
+      printIrAfterEveryPass(toCuda);
+    buildCudaSourcePipeline(toCuda);
+    if (failed(toCuda.run(*c.module)))
+      return false;
     llvm::raw_string_ostream os(out.cuda);
     if (!emitCudaSource(*c.module, info, os, error)) {
       errs << "kiln: error: " << error << "\n";

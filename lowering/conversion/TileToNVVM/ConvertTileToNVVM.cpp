@@ -320,12 +320,16 @@ LogicalResult GpuKernelLowering::lowerProgramIds(ProgramIdsOp op) {
   }
   SmallVector<int64_t, 3> constant(3, 0);
   for (auto [slot, axis] : llvm::enumerate(order)) {
-    Value id = slot == 0   ? (Value)NVVM::BlockIdXOp::create(b, loc(), i32)
-               : slot == 1 ? (Value)NVVM::BlockIdYOp::create(b, loc(), i32)
-                           : (Value)NVVM::BlockIdZOp::create(b, loc(), i32);
-    map.map(op.getIds()[axis], arith::IndexCastUIOp::create(b, loc(), b.getIndexType(), id));
     if (std::optional<int64_t> e = getConstantIntValue(map.lookup(op.getExtents()[axis])))
       constant[slot] = *e;
+    // CUDA's grid limits (2^31 - 1 blocks along x, 65535 along y and z)
+    // bound the block index, and so the index arithmetic built on it.
+    auto range =
+        LLVM::ConstantRangeAttr::get(b.getContext(), 32, 0, slot == 0 ? 2147483647 : 65535);
+    Value id = slot == 0   ? (Value)NVVM::BlockIdXOp::create(b, loc(), i32, range)
+               : slot == 1 ? (Value)NVVM::BlockIdYOp::create(b, loc(), i32, range)
+                           : (Value)NVVM::BlockIdZOp::create(b, loc(), i32, range);
+    map.map(op.getIds()[axis], arith::IndexCastUIOp::create(b, loc(), b.getIndexType(), id));
   }
   // The launch takes each axis's extent as it is (GpuLauncher, the
   // launcher header): a constant one bounds the block index.
@@ -1114,8 +1118,10 @@ LogicalResult GpuKernelLowering::run() {
     vi.dims = g.dims;
     vi.strides = g.strides;
   }
-  tid = arith::IndexCastUIOp::create(b, loc(), b.getIndexType(),
-                                     NVVM::ThreadIdXOp::create(b, loc(), b.getI32Type()));
+  tid = arith::IndexCastUIOp::create(
+      b, loc(), b.getIndexType(),
+      NVVM::ThreadIdXOp::create(b, loc(), b.getI32Type(),
+                                LLVM::ConstantRangeAttr::get(ctx, 32, 0, plan.warps * 32)));
   if (plan.dynamicSharedBytes) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(module.getBody());
