@@ -19,8 +19,9 @@ for s in sm_90a_simt sm_90a_wgmma sm_90a_wgmma_tma split_sm_90a_simt split_sm_90
 done
 # Plain products for bench/gpu_matmul_check.py (the tensor-core lowering on
 # bf16 operands and on tf32 operands, and the bf16 product issued by an MMA
-# warpgroup, and warp-level mma.sync on bf16 and on transposed f16).
-for s in bf16_sm_90a tf32_sm_90a bf16_sm_90a_mma bf16_sm_90a_sync f16_sm_90a_sync; do
+# warpgroup, warp-level mma.sync on bf16 and on transposed f16, and a bf16
+# product stored transposed).
+for s in bf16_sm_90a tf32_sm_90a bf16_sm_90a_mma bf16_sm_90a_sync f16_sm_90a_sync bf16_ct_sm_90a; do
   "$KILN" compile tests/gpu/matmul.tile --schedule tests/gpu/matmul_$s.yaml \
     --emit cubin -o .kiln-out/matmul/matmul_${s/_sm_90a/}.cubin
 done

@@ -160,6 +160,17 @@ def matmul_f16_tt(kern, M=2048, N=2304):  # N a multiple of its BN = 48
     return matmul(M, N, K, [at, bt], lambda: at.double().T @ bt.double().T + 1.0)
 
 
+def matmul_bf16_ct(kern, N=8192):
+    K = kern.manifest["consts"]["K"]
+    a = torch.randn(128, K, device="cuda").bfloat16()
+    b = torch.randn(K, N, device="cuda").bfloat16()
+
+    def setup():
+        ct = torch.full((N, 128), float("nan"), device="cuda").bfloat16()
+        return [a, b, ct], [ct]
+    return f"128x{N}x{K}", setup, lambda: (a.double() @ b.double()).T
+
+
 def attention(kern, T=4096, HKV=16, G=1):
     """One sequence of T tokens, 16 heads, the build's head dim; checked
     against SDPA in float64 (its o), causal for attention_causal."""
@@ -199,7 +210,7 @@ def case_for(kern):
         return gdn_decode_mtp(kern)
     if entry.startswith("gdn_prefill"):
         return gdn_prefill(kern)
-    if entry in ("matmul_bf16", "matmul_tf32_nt", "matmul_f16_tt"):
+    if entry in ("matmul_bf16", "matmul_tf32_nt", "matmul_f16_tt", "matmul_bf16_ct"):
         return globals()[entry](kern)
     if entry in ("attention", "attention_causal"):
         return attention(kern)
