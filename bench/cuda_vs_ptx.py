@@ -131,10 +131,11 @@ def gemm(kern, M=4096, N=4096, K=4096):
     return f"{M}x{N}x{K}", setup, lambda: gemm_reference(kern, a, b, bias)
 
 
-def matmul(M, N, K, inputs, reference):
-    """A plain product's case: C [M, N] poisoned, after `inputs`."""
+def matmul(M, N, K, inputs, reference, out=None, dtype=torch.float32):
+    """A plain product's case: C [M, N] (or `out`, of `dtype`) poisoned,
+    after `inputs`."""
     def setup():
-        c = torch.full((M, N), float("nan"), device="cuda")
+        c = torch.full(out or (M, N), float("nan"), device="cuda", dtype=dtype)
         return [*inputs, c], [c]
     return f"{M}x{N}x{K}", setup, reference
 
@@ -164,11 +165,8 @@ def matmul_bf16_ct(kern, N=8192):
     K = kern.manifest["consts"]["K"]
     a = torch.randn(128, K, device="cuda").bfloat16()
     b = torch.randn(K, N, device="cuda").bfloat16()
-
-    def setup():
-        ct = torch.full((N, 128), float("nan"), device="cuda").bfloat16()
-        return [a, b, ct], [ct]
-    return f"128x{N}x{K}", setup, lambda: (a.double() @ b.double()).T
+    return matmul(128, N, K, [a, b], lambda: (a.double() @ b.double()).T, out=(N, 128),
+                  dtype=torch.bfloat16)
 
 
 def attention(kern, T=4096, HKV=16, G=1):

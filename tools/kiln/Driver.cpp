@@ -418,6 +418,10 @@ bool kiln::buildForGpu(Compiled &c, bool assemble, GpuBuild &out, llvm::raw_ostr
   if (printIrAfterAll)
     printIrAfterEveryPass(pm);
   buildGpuKernelPipeline(pm);
+  // The CUDA emitter's half changes only index arithmetic: the kernels'
+  // attributes read below are the same either way.
+  if (emitter == GpuEmitter::Cuda)
+    buildCudaSourcePipeline(pm);
   if (failed(pm.run(*c.module)))
     return false;
   c.module->walk([&](LLVM::LLVMFuncOp f) {
@@ -456,12 +460,6 @@ bool kiln::buildForGpu(Compiled &c, bool assemble, GpuBuild &out, llvm::raw_ostr
         info.params[k.entry] = cudaKernelParams(k);
     else
       info.params[out.manifest.entry] = cudaKernelParams(out.manifest);
-    PassManager toCuda(c.module->getContext());
-    if (printIrAfterAll)
-      printIrAfterEveryPass(toCuda);
-    buildCudaSourcePipeline(toCuda);
-    if (failed(toCuda.run(*c.module)))
-      return false;
     llvm::raw_string_ostream os(out.cuda);
     if (!emitCudaSource(*c.module, info, os, error)) {
       errs << "kiln: error: " << error << "\n";
