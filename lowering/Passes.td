@@ -451,7 +451,10 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
     while it multiplies; a `registers:` resident's scale (`S * s`) is
     applied where its mul lies when every product reading a copy of S
     comes before it (wgmma reads a copy from registers of its own), else
-    at the update; wgmma groups complete in order, so an op that
+    at the update, which waits for the products it reads and its own
+    resident's last update, not for another resident's (two states updated
+    a step, gdn_prefill_scan_tr's D and E, each chain's products in flight
+    beside the other's); wgmma groups complete in order, so an op that
     needs the older of two products in flight waits with the newer one's
     groups still running (`wait_group 1`):
 

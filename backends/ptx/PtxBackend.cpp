@@ -178,6 +178,12 @@ void kiln::parsePtxasLog(PtxasReport &report) {
   for (auto it = std::sregex_iterator(report.log.begin(), report.log.end(), injected);
        it != std::sregex_iterator(); ++it)
     ++waits[(*it)[1]];
+  static const std::regex serialized(
+      "\\(C7512\\)[^\n]*serialized due to ([^\n]*?) (?:in|for) the function '([^']+)'");
+  std::map<std::string, std::string> serializedWhy;
+  for (auto it = std::sregex_iterator(report.log.begin(), report.log.end(), serialized);
+       it != std::sregex_iterator(); ++it)
+    serializedWhy[(*it)[2]] = (*it)[1];
   std::vector<std::pair<size_t, std::string>> starts;
   for (auto it = std::sregex_iterator(report.log.begin(), report.log.end(), fn);
        it != std::sregex_iterator(); ++it)
@@ -198,9 +204,12 @@ void kiln::parsePtxasLog(PtxasReport &report) {
       e.spillLoads = std::stoll(m[3]);
     }
     e.injectedWaits = waits[e.kernel];
+    e.wgmmaSerialized = serializedWhy[e.kernel];
     if (i == 0)
       report.kernel = e.kernel;
     report.injectedWaits += e.injectedWaits;
+    if (report.wgmmaSerialized.empty())
+      report.wgmmaSerialized = e.wgmmaSerialized;
     report.registers = std::max(report.registers, e.registers);
     report.sharedBytes = std::max(report.sharedBytes, e.sharedBytes);
     report.stackBytes = std::max(report.stackBytes, e.stackBytes);

@@ -35,6 +35,11 @@ struct PtxasReport {
   /// can see): every product in flight waits there, so work meant to run
   /// beside a product runs after it.
   int injectedWaits = 0;
+  /// Why ptxas serialized every wgmma of the kernel (advisory C7512, "due
+  /// to insufficient register resources", say), empty when it did not:
+  /// each product then waits for the one before, so none runs beside
+  /// another or beside the work after it.
+  std::string wgmmaSerialized;
   std::string log; // everything ptxas printed
   /// Per entry function, when the image has several (an op's kernels);
   /// the fields above are then the largest (spills: the sum) of them.

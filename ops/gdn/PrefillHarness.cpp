@@ -206,6 +206,10 @@ void registerGdnPrefillHarness() {
   // Split with long sequences cut into segments scanned side by side.
   h.kernel = "gdn_prefill_split_cp";
   registerHarness(h);
+  // The same cut, each segment's transition first, then every segment from
+  // its true start.
+  h.kernel = "gdn_prefill_split_tr";
+  registerHarness(h);
   // One kernel whose chunk work a schedule may hand to a role of its own.
   h.kernel = "gdn_prefill_fused";
   registerHarness(h);

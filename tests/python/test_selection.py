@@ -15,7 +15,7 @@ RESULTS = REPO / "bench" / "results"
 SELECT = REPO / "ops" / "gdn" / "select"
 # Each bundled selection (op/name), and the bench run (and time key: what
 # follows the schedule's name, consts included) it was written from.
-BUNDLED = [("gdn/prefill_sm_90a", "prefill_fi_chunk_w2_h200_2026-11-30.json", "_graph_ms"),
+BUNDLED = [("gdn/prefill_sm_90a", "prefill_tr_h200_2026-11-30.json", "_graph_ms"),
            ("gdn/decode_sm_90a", "decode_h200_2026-11-28_tma.json", "_graph_us"),
            ("gdn/decode_sm_90a_bf16", "fi_h200_2026-11-28_decode.json", "_graph_us"),
            ("gdn/decode_sm_90a_f8", "decode_f8_h200_2026-11-29.json", "_graph_us"),
@@ -81,7 +81,7 @@ def test_load_gives_a_selected_op(tmp_path):
     assert isinstance(sel, Selected)
     assert [k.info.schedule for k in sel.kernels] == [
         "prefill_split_sm_90a_overlap.yaml", "prefill_split_sm_90a_cp.yaml",
-        "prefill_split_sm_90a_cp128.yaml"]
+        "prefill_split_sm_90a_tr.yaml", "prefill_split_sm_90a_cp128.yaml"]
     assert "prefill_split_sm_90a_cp" in repr(sel)
 
 
@@ -104,6 +104,8 @@ def test_pick_binds_the_dims_from_the_arguments(tmp_path):
     assert sel.pick(*args([8192], 4, 8), sms=132).info.schedule == "prefill_split_sm_90a_cp.yaml"
     assert sel.pick(*args([8192], 16, 64), sms=132).info.schedule == "prefill_split_sm_90a_cp.yaml"
     assert sel.pick(*args([65536], 2, 8), sms=132).info.schedule == \
+        "prefill_split_sm_90a_tr.yaml"
+    assert sel.pick(*args([32768, 32768], 2, 8), sms=132).info.schedule == \
         "prefill_split_sm_90a_cp128.yaml"
     with pytest.raises(ValueError, match="argument 'k' dim 0 \\(T\\) is 5"):
         bad = list(args([8192], 16, 32))

@@ -9,10 +9,13 @@
 using namespace kiln;
 
 // The shape of ptxas 13.0's -v output for an image of two kernels, one of
-// which it had to wait in (the advisory comes before the sections).
+// which it had to wait in and whose products it serialized (the advisories
+// come before the sections).
 static const char *kLog =
     "ptxas info    : (C7517) warpgroup.wait is injected in around line 5650 by compiler to "
     "allow use of registers defined by GMMA in function 'scan'\n"
+    "ptxas info    : (C7512) Potential Performance Loss: wgmma.mma_async instructions are "
+    "serialized due to insufficient register resources for the function 'scan'\n"
     "ptxas info    : 0 bytes gmem\n"
     "ptxas info    : Compiling entry function 'chunks' for 'sm_90a'\n"
     "ptxas info    : Function properties for chunks\n"
@@ -36,6 +39,9 @@ TEST_CASE("ptxas report: per kernel, the worst of them, and the waits ptxas adde
   CHECK(r.entries[1].kernel == "scan");
   CHECK(r.entries[1].registers == 136);
   CHECK(r.entries[1].injectedWaits == 1);
+  CHECK(r.entries[0].wgmmaSerialized.empty());
+  CHECK(r.entries[1].wgmmaSerialized == "insufficient register resources");
+  CHECK(r.wgmmaSerialized == "insufficient register resources");
   CHECK(r.registers == 136);
   CHECK(r.spillStores == 20);
   CHECK(r.injectedWaits == 1);
@@ -49,4 +55,5 @@ TEST_CASE("ptxas report: no advisory, no injected wait", "[ptxas]") {
   REQUIRE(r.entries.size() == 1);
   CHECK(r.entries[0].injectedWaits == 0);
   CHECK(r.injectedWaits == 0);
+  CHECK(r.wgmmaSerialized.empty());
 }

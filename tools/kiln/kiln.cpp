@@ -359,6 +359,8 @@ void printPtxasReport(const GpuBuild &build) {
       llvm::errs() << "; " << r->injectedWaits
                    << " tensor-core waits added by ptxas (a wgmma's registers used "
                       "before its wait)";
+    if (!r->wgmmaSerialized.empty())
+      llvm::errs() << "; every wgmma serialized by ptxas (" << r->wgmmaSerialized << ")";
     llvm::errs() << "\n";
   }
 }

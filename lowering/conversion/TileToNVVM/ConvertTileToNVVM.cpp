@@ -521,8 +521,24 @@ int64_t GpuKernelLowering::pendingNeededBy(Operation *op) {
   int64_t all = static_cast<int64_t>(pendingProducts.size()) - 1;
   if (!runs(op) || pairedSeconds.contains(op))
     return -1; // nothing to lower here
-  if (const ResidentPlan *res = plan.residentTouchedBy(op); res && res->role == role)
-    return op == res->update ? all : -1;
+  if (const ResidentPlan *res = plan.residentTouchedBy(op); res && res->role == role) {
+    if (op != res->update)
+      return -1;
+    // An update waits for the products it reads and for its own state's
+    // last update; the others write other registers and stay in flight, so
+    // two states' chains (gdn_prefill_scan_tr's D and E) run side by side.
+    int64_t last = -1;
+    for (auto [i, pending] : llvm::enumerate(pendingProducts)) {
+      bool needed = llvm::any_of(pending.results, [&](Value v) {
+        Operation *def = v.getDefiningOp();
+        return llvm::is_contained(op->getOperands(), v) ||
+               (def && plan.residentTouchedBy(def) == res);
+      });
+      if (needed)
+        last = static_cast<int64_t>(i);
+    }
+    return last;
+  }
   if (!runsBesidePending(op))
     return all;
   int64_t reads = -1;
