@@ -29,6 +29,7 @@ struct KernelLine {
   std::string name;
   int registers = 0;
   int64_t staticShared = 0, dynamicShared = 0, spillBytes = 0;
+  std::string wgmmaSerialized; // why ptxas serialized its wgmma, if it did
 };
 
 struct Row {
@@ -415,8 +416,8 @@ int kiln::compareSchedules(const CompareOptions &o) {
       } else if (buildForGpu(gc, /*assemble=*/true, cudaBuild, logStream, false,
                              GpuEmitter::Cuda)) {
         for (const PtxasReport &e : cudaBuild.report.entries)
-          row.cudaKernels.push_back(
-              {e.kernel, e.registers, e.sharedBytes, 0, e.spillStores + e.spillLoads});
+          row.cudaKernels.push_back({e.kernel, e.registers, e.sharedBytes, 0,
+                                     e.spillStores + e.spillLoads, e.wgmmaSerialized});
         if (cudaBuild.report.entries.empty())
           row.cudaKernels.push_back({cudaBuild.manifest.entry, cudaBuild.report.registers,
                                      cudaBuild.report.sharedBytes, 0,
@@ -486,6 +487,7 @@ int kiln::compareSchedules(const CompareOptions &o) {
               line.registers = e.registers;
               line.staticShared = e.sharedBytes;
               line.spillBytes = e.spillStores + e.spillLoads;
+              line.wgmmaSerialized = e.wgmmaSerialized;
             }
           if (assemble)
             row.kernels.push_back(line);
@@ -560,6 +562,8 @@ int kiln::compareSchedules(const CompareOptions &o) {
         into.set("static_shared_bytes", json::Value::num(k.staticShared));
         into.set("dynamic_shared_bytes", json::Value::num(k.dynamicShared));
         into.set("spill_bytes", json::Value::num(k.spillBytes));
+        if (!k.wgmmaSerialized.empty())
+          into.set("wgmma_serialized", json::Value::str(k.wgmmaSerialized));
       };
       // Each kernel's resources, as a list under `key`.
       auto setKernels = [&](const char *key, const std::vector<KernelLine> &kernels) {
@@ -651,24 +655,30 @@ int kiln::compareSchedules(const CompareOptions &o) {
         std::snprintf(b, sizeof b, fmt, v);
         return std::string(b);
       };
+      double diff = r.referenceError >= 0 ? r.referenceError : r.maxDiff;
       std::printf(
-          "%-*s %-8s %5s %7s %6s %9.2f %9.2f %10s %10.2e%s\n", width, r.schedule.c_str(),
+          "%-*s %-8s %5s %7s %6s %9.2f %9.2f %10s %10s%s\n", width, r.schedule.c_str(),
           r.target.c_str(), r.hasCubin ? num(r.report.registers, "%.0f").c_str() : "-",
           r.hasCubin ? num(r.report.sharedBytes + r.dynamicShared, "%.0f").c_str() : "-",
           r.hasCubin ? num(r.report.spillStores + r.report.spillLoads, "%.0f").c_str() : "-",
           r.bytes / 1e6, r.flops / 1e6, r.estimateUs > 0 ? num(r.estimateUs, "%.2f").c_str() : "-",
-          r.referenceError >= 0 ? r.referenceError : r.maxDiff,
+          // "-": no reference and no other schedule to compare with.
+          diff >= 0 ? num(diff, "%.2e").c_str() : "-",
           r.gpuUs >= 0 ? ("  gpu " + num(r.gpuUs, "%.2f") + " us").c_str() : "");
       if (!r.error.empty())
         std::printf("  %s\n", r.error.c_str());
+      auto serialized = [](const KernelLine &k) {
+        return k.wgmmaSerialized.empty() ? std::string()
+                                         : ", wgmma serialized (" + k.wgmmaSerialized + ")";
+      };
       for (const KernelLine &k : r.kernels)
-        std::printf("  kernel %s: %d regs, %lld B smem, %lld B spilled\n", k.name.c_str(),
+        std::printf("  kernel %s: %d regs, %lld B smem, %lld B spilled%s\n", k.name.c_str(),
                     k.registers, (long long)(k.staticShared + k.dynamicShared),
-                    (long long)k.spillBytes);
+                    (long long)k.spillBytes, serialized(k).c_str());
       for (const KernelLine &k : r.cudaKernels)
-        std::printf("  cuda (nvcc) kernel %s: %d regs, %lld B static smem, %lld B spilled\n",
-                    k.name.c_str(), k.registers, (long long)k.staticShared,
-                    (long long)k.spillBytes);
+        std::printf("  cuda (nvcc) kernel %s: %d regs, %lld B static smem, %lld B spilled%s\n",
+                    k.name.c_str(), k.registers, (long long)k.staticShared, (long long)k.spillBytes,
+                    serialized(k).c_str());
       if (!r.cudaError.empty())
         std::printf("  cuda: %s\n", r.cudaError.c_str());
       if (!r.mix.empty()) {
