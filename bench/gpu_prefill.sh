@@ -19,6 +19,12 @@ for m in .kiln-out/prefill/*.json; do
   # segment starts) shows only where the start is not forgotten.
   check "$m" --dims H=4,HV=8 --seqlens 3000 --slow-gates
   check "$m" --dims H=4,HV=8 --seqlens 700,1 --slow-gates --no-initial-state
+  # The cut ops: one long sequence of few heads in 16 segments (_tr) or 8,
+  # and two sequences cut side by side.
+  if grep -qE '"entry": "gdn_prefill_split_(cp|tr)"' "$m"; then
+    check "$m" --dims H=2,HV=8 --seqlens 20000 --slow-gates --seed 7
+    check "$m" --dims H=2,HV=8 --seqlens 5000,7001 --no-initial-state --seed 9
+  fi
 done
 for m in .kiln-out/prefill_small/*.json; do
   check "$m" --dims H=4,HV=8 --seqlens 5,0,130,64
