@@ -169,6 +169,19 @@ def matmul_bf16_ct(kern, N=8192):
                   dtype=torch.bfloat16)
 
 
+def matmul_bf16_two(kern, N=8192, L=1024):
+    """Two products reading one ring stage of B: C1 = A1 B and C2 = A2 B,
+    B given transposed; checked on C1 (both compared between the builds)."""
+    BM = kern.manifest["consts"]["BM"]
+    a1, a2 = (torch.randn(BM, L, device="cuda").bfloat16() for _ in range(2))
+    bt = torch.randn(N, L, device="cuda").bfloat16()
+
+    def setup():
+        c1, c2 = (torch.full((BM, N), float("nan"), device="cuda") for _ in range(2))
+        return [a1, a2, bt, c1, c2], [c1, c2]
+    return f"{BM}x{N}x{L} twice", setup, lambda: a1.double() @ bt.double().T
+
+
 def attention(kern, T=4096, HKV=16, G=1):
     """One sequence of T tokens, 16 heads, the build's head dim; checked
     against SDPA in float64 (its o), causal for attention_causal."""
@@ -208,7 +221,8 @@ def case_for(kern):
         return gdn_decode_mtp(kern)
     if entry.startswith("gdn_prefill"):
         return gdn_prefill(kern)
-    if entry in ("matmul_bf16", "matmul_tf32_nt", "matmul_f16_tt", "matmul_bf16_ct"):
+    if entry in ("matmul_bf16", "matmul_tf32_nt", "matmul_f16_tt", "matmul_bf16_ct",
+                 "matmul_bf16_two"):
         return globals()[entry](kern)
     if entry in ("attention", "attention_causal"):
         return attention(kern)

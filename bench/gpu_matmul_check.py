@@ -29,6 +29,9 @@ CASES = [  # manifest, M, N, tolerance (||c - ref|| / ||ref||)
     # rounding of the output.
     (".kiln-out/matmul/matmul_bf16_ct.json", 128, 512, 4e-3),
     (".kiln-out/matmul/matmul_bf16_ct.json", 128, 100, 4e-3),
+    # Two products reading B's ring stage in place (M is the build's BM;
+    # N here, L = 512: eight blocks of B through a ring two deep).
+    (".kiln-out/matmul/matmul_bf16_two.json", 64, 512, 1e-5),
 ]
 
 
@@ -39,7 +42,21 @@ def main():
         kern = kiln.load(path)
         K = kern.manifest["consts"]["K"]
         c = torch.full((M, N), float("nan"), device="cuda")
-        if kern.manifest["entry"] == "matmul_bf16_ct":
+        if kern.manifest["entry"] == "matmul_bf16_two":
+            L = 8 * K
+            a1, a2 = (torch.randn(M, L, device="cuda").bfloat16() for _ in range(2))
+            bt = torch.randn(N, L, device="cuda").bfloat16()
+            c2 = torch.full((M, N), float("nan"), device="cuda")
+            kern(a1, a2, bt, c, c2)
+            # Both products: the second checked as one more output below.
+            ref = a1.double() @ bt.double().T
+            ref2 = a2.double() @ bt.double().T
+            torch.cuda.synchronize()
+            bad2 = bool(torch.isnan(c2).any()) or \
+                ((c2.double() - ref2).norm() / ref2.norm()).item() >= tol
+            failed += bad2
+            print(f"  matmul_bf16_two's second product: {'FAIL' if bad2 else 'PASS'}")
+        elif kern.manifest["entry"] == "matmul_bf16_ct":
             a = torch.randn(M, K, device="cuda").bfloat16()
             b = torch.randn(K, N, device="cuda").bfloat16()
             c = torch.full((N, M), float("nan"), device="cuda").bfloat16()

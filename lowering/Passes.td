@@ -484,7 +484,8 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
     that a TMA ring brings and nothing else reads (KernelPlan decides) is not
     staged: its copies land in the swizzled K-major layout (one 128-byte
     swizzled box per K block), the descriptors point into the ring's stage,
-    and the product releases the stage after its wait:
+    and the product releases the stage after its wait (where several
+    unpaired products read the tile alike, the last of them in the block):
 
       %a = tile.load %x[...] {tile.pipeline = "ring"} : ... -> !tile.tile<64x64xf32>
       %p = tile.dot %a, %bt : ...

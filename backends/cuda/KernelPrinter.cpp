@@ -1332,6 +1332,10 @@ bool KernelPrinter::updatesInPlace(Value from, Operation *op) {
 /// its address read by nothing else: printed as `base + x` with c elements'
 /// bytes as the store's immediate offset.
 void KernelPrinter::planStoreOffsets() {
+  // Index arithmetic such addresses fold away; printed only where something
+  // printed still reads it (two stores of one index, c1's and c2's element
+  // at the same offset, share its sum: neither prints it).
+  SmallVector<Operation *> folded;
   func.walk([&](scf::IfOp op) {
     LLVM::StoreOp store = maskedGlobalStore(op);
     auto gep = store ? store.getAddr().getDefiningOp<LLVM::GEPOp>() : LLVM::GEPOp();
@@ -1355,13 +1359,16 @@ void KernelPrinter::planStoreOffsets() {
       // nothing else reads them.
       elided.insert(gep);
       Operation *castOp = cast<Value>(gep.getIndices()[0]).getDefiningOp();
-      if (castOp != sum && castOp->hasOneUse())
-        elided.insert(castOp);
-      if (sum->hasOneUse() && (castOp == sum || elided.count(castOp)))
-        elided.insert(sum);
+      if (castOp != sum)
+        folded.push_back(castOp);
+      folded.push_back(sum);
       return;
     }
   });
+  // Casts before their sums: a sum is read by its casts.
+  for (Operation *op : folded)
+    if (llvm::all_of(op->getUsers(), [&](Operation *user) { return elided.count(user); }))
+      elided.insert(op);
 }
 
 /// LLVM's NVPTX backend contracts an f32 product into the sum or difference

@@ -52,34 +52,50 @@ std::string formatDouble(double x) {
   return text;
 }
 
-/// A dot operand a ring's tile can be where the tensor cores read it: the
-/// tile's only use, K its last dim (an lhs, or an rhs through a transpose
-/// folded into the dot), or an rhs as it lies, N its last dim (`nMajor`:
-/// only where the product reads B N-major).
+/// A dot operand a ring's tile can be where the tensor cores read it: K its
+/// last dim (an lhs, or an rhs through a transpose folded into the dot), or
+/// an rhs as it lies, N its last dim (`nMajor`: only where the product reads
+/// B N-major).
 struct MmaOperandUse {
   DotOp dot;
   bool isLhs;
   bool nMajor = false;
 };
 
-std::optional<MmaOperandUse> soleMmaOperandUse(LoadOp load) {
-  Value v = load.getResult();
-  if (!v.hasOneUse())
-    return std::nullopt;
-  bool transposed = false;
-  if (auto tr = dyn_cast<TransposeOp>(*v.getUsers().begin())) {
-    if (!foldsIntoDots(tr) || !tr.getResult().hasOneUse())
-      return std::nullopt;
-    v = tr.getResult();
-    transposed = true;
+/// Every use of a ring's tile, when each is such an operand and all read it
+/// the same way (the same side of their dots, transposed or not): the tile's
+/// one use, or several products reading one stage in place (the last of
+/// them frees it). None otherwise.
+SmallVector<MmaOperandUse> mmaOperandUses(LoadOp load) {
+  SmallVector<MmaOperandUse> uses;
+  auto add = [&](Operation *user, Value v, bool transposed) {
+    auto dot = dyn_cast<DotOp>(user);
+    if (!dot || (dot.getLhs() == v) == (dot.getRhs() == v))
+      return false; // not a dot, or both of its operands
+    bool isLhs = dot.getLhs() == v;
+    if (isLhs && transposed)
+      return false;
+    MmaOperandUse use{dot, isLhs, !isLhs && !transposed};
+    if (!uses.empty() && (uses.front().isLhs != use.isLhs || uses.front().nMajor != use.nMajor))
+      return false;
+    uses.push_back(use);
+    return true;
+  };
+  Value tile = load.getResult();
+  for (Operation *user : tile.getUsers()) {
+    auto tr = dyn_cast<TransposeOp>(user);
+    if (!tr) {
+      if (!add(user, tile, false))
+        return {};
+      continue;
+    }
+    if (!foldsIntoDots(tr) || tr.getResult().use_empty())
+      return {};
+    for (Operation *dotUser : tr.getResult().getUsers())
+      if (!add(dotUser, tr.getResult(), true))
+        return {};
   }
-  auto dot = dyn_cast<DotOp>(*v.getUsers().begin());
-  if (!dot || (dot.getLhs() != v && dot.getRhs() != v))
-    return std::nullopt;
-  bool isLhs = dot.getLhs() == v;
-  if (isLhs && transposed)
-    return std::nullopt;
-  return MmaOperandUse{dot, isLhs, !isLhs && !transposed};
+  return uses;
 }
 
 /// Where a ring's stages lie: its own, or (the second operand of a stacked
@@ -112,23 +128,40 @@ SmallVector<StagePlacement> planMmaOperandRings(KernelPlan &plan, ScheduleAttr s
   };
   DenseMap<unsigned, Candidate> candidates;
   for (auto [i, ring] : llvm::enumerate(plan.rings)) {
-    std::optional<MmaOperandUse> use = soleMmaOperandUse(ring.load);
-    if (!use || !ring.load.getLimits().empty() || llvm::count(ring.consumedBy, true) != 1)
+    SmallVector<MmaOperandUse> uses = mmaOperandUses(ring.load);
+    if (uses.empty() || !ring.load.getLimits().empty() || llvm::count(ring.consumedBy, true) != 1)
       continue;
     unsigned readerIndex = llvm::find(ring.consumedBy, true) - ring.consumedBy.begin();
     const RolePlan &reader = plan.roles[readerIndex];
-    if (!reader.runs.contains(use->dot))
-      continue;
     int64_t warps = plan.productWarps(readerIndex, *kind == MmaTiling::Kind::Wgmma);
-    std::optional<DotPair> pair = pairContaining(
-        *kind, use->dot, warps, [&](Operation *op) { return reader.runs.contains(op); });
-    std::string why;
-    FailureOr<MmaTiling> t = pair ? MmaTiling::get(*kind, *pair, warps, why)
-                                  : MmaTiling::get(*kind, use->dot, warps, why);
+    auto runs = [&](Operation *op) { return reader.runs.contains(op); };
+    // Each reader's tiling; several readers each run alone and read the
+    // stage alike (the same rows, swizzle and layout).
+    std::optional<DotPair> pair;
+    std::optional<MmaTiling> t;
+    bool alike = true;
+    for (const MmaOperandUse &u : uses) {
+      std::optional<DotPair> p = pairContaining(*kind, u.dot, warps, runs);
+      std::string why;
+      FailureOr<MmaTiling> ut =
+          p ? MmaTiling::get(*kind, *p, warps, why) : MmaTiling::get(*kind, u.dot, warps, why);
+      alike = reader.runs.contains(u.dot) && succeeded(ut) && !(p && uses.size() > 1) &&
+              (!t || (ut->rowsA == t->rowsA && ut->rowsB == t->rowsB && ut->K == t->K &&
+                      ut->N == t->N && ut->elemBytes == t->elemBytes));
+      if (!alike)
+        break;
+      if (!t) {
+        pair = p;
+        t = *ut;
+      }
+    }
+    if (!alike || !t)
+      continue;
+    const MmaOperandUse *use = &uses.front();
     TileType tile = ring.load.getResult().getType();
     int64_t elemBytes = tile.getElementType().getIntOrFloatBitWidth() / 8;
     auto view = cast<ViewType>(ring.load.getView().getType());
-    if (failed(t) || t->elemBytes != elemBytes || tile.getRank() != 2 ||
+    if (t->elemBytes != elemBytes || tile.getRank() != 2 ||
         ring.load.getKeep().back() != view.getRank() - 1)
       continue;
     Candidate c;
