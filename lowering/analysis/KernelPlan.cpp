@@ -64,8 +64,9 @@ struct MmaOperandUse {
 
 /// Every use of a ring's tile, when each is such an operand and all read it
 /// the same way (the same side of their dots, transposed or not): the tile's
-/// one use, or several products reading one stage in place (the last of
-/// them frees it). None otherwise.
+/// one use, or several products in one block reading one stage in place
+/// (the last of them in the block frees it: convert-tile-to-nvvm looks no
+/// further). None otherwise.
 SmallVector<MmaOperandUse> mmaOperandUses(LoadOp load) {
   SmallVector<MmaOperandUse> uses;
   auto add = [&](Operation *user, Value v, bool transposed) {
@@ -76,7 +77,8 @@ SmallVector<MmaOperandUse> mmaOperandUses(LoadOp load) {
     if (isLhs && transposed)
       return false;
     MmaOperandUse use{dot, isLhs, !isLhs && !transposed};
-    if (!uses.empty() && (uses.front().isLhs != use.isLhs || uses.front().nMajor != use.nMajor))
+    if (!uses.empty() && (uses.front().isLhs != use.isLhs || uses.front().nMajor != use.nMajor ||
+                          uses.front().dot->getBlock() != dot->getBlock()))
       return false;
     uses.push_back(use);
     return true;
