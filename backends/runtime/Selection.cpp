@@ -17,6 +17,8 @@ Value SelectionManifest::toJson() const {
     Value rv = Value::obj();
     rv.set("schedule", Value::str(r.schedule));
     rv.set("manifest", Value::str(r.manifest));
+    if (!r.op.empty())
+      rv.set("op", Value::str(r.op));
     Value when = Value::arr();
     for (const Condition &c : r.when) {
       Value cv = Value::obj();
@@ -62,6 +64,9 @@ bool SelectionManifest::fromJson(const Value &v, SelectionManifest &out, std::st
     if (rv.kind != Value::Object || !stringField(rv, "schedule", r.schedule, error, where) ||
         !stringField(rv, "manifest", r.manifest, error, where))
       return error.empty() ? (error = where + " must be an object", false) : false;
+    r.op = out.op; // manifests written before rules named their ops
+    if (rv.get("op") && !stringField(rv, "op", r.op, error, where))
+      return false;
     const Value *when = rv.get("when");
     if (!when || when->kind != Value::Array)
       return error = where + " needs an array 'when'", false;

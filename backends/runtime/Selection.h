@@ -30,9 +30,12 @@ struct SelectionManifest {
   struct Rule {
     std::string schedule; // the schedule's name
     std::string manifest; // its manifest, relative to this one
+    std::string op;       // the op its schedule builds (rules may build
+                          // different ops of one signature)
     std::vector<Condition> when;
   };
-  std::string op, target, source;
+  std::string op; // the first rule's op
+  std::string target, source;
   std::vector<Rule> rules;
 
   json::Value toJson() const;

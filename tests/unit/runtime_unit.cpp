@@ -19,6 +19,39 @@ TEST_CASE("JSON round-trips and reports positions", "[runtime]") {
   CHECK(error == "line 2, column 4: expected ',' or ']'");
 }
 
+TEST_CASE("a selection manifest names each rule's op", "[runtime]") {
+  json::Value v;
+  std::string error;
+  REQUIRE(json::parse(R"({"op": "a", "target": "sm_90a", "source": "x.tile", "rules": [
+    {"schedule": "s1", "manifest": "s1.json", "op": "a",
+     "when": [{"text": "N == 1", "rpn": ["N", "1", "=="]}]},
+    {"schedule": "s2", "manifest": "s2.json", "op": "b", "when": []}]})",
+                      v, error));
+  SelectionManifest s;
+  REQUIRE(SelectionManifest::fromJson(v, s, error));
+  REQUIRE(s.rules.size() == 2);
+  CHECK(s.rules[0].op == "a");
+  CHECK(s.rules[1].op == "b");
+  size_t rule = 0;
+  REQUIRE(chooseSelectionRule(s, {{"N", 2}}, 132, rule, error));
+  CHECK(s.rules[rule].op == "b");
+  // It writes what it read.
+  json::Value again;
+  REQUIRE(json::parse(json::print(s.toJson()), again, error));
+  CHECK(json::print(again) == json::print(s.toJson()));
+  // A rule without one is the selection's op; one that is no string is an error.
+  REQUIRE(json::parse(R"({"op": "a", "target": "t", "source": "x", "rules": [
+    {"schedule": "s1", "manifest": "s1.json", "when": []}]})",
+                      v, error));
+  REQUIRE(SelectionManifest::fromJson(v, s, error));
+  CHECK(s.rules[0].op == "a");
+  REQUIRE(json::parse(R"({"op": "a", "target": "t", "source": "x", "rules": [
+    {"schedule": "s1", "manifest": "s1.json", "op": 3, "when": []}]})",
+                      v, error));
+  CHECK_FALSE(SelectionManifest::fromJson(v, s, error));
+  CHECK(error == "rule 1 needs a string 'op'");
+}
+
 TEST_CASE("grid expressions evaluate over runtime dims", "[runtime]") {
   json::Value e;
   std::string error;

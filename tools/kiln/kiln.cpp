@@ -21,8 +21,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <new>
-#include <set>
 #include <stdexcept>
 
 using namespace mlir;
@@ -404,9 +404,9 @@ int compileSelectionCommand(const Args &a) {
   llvm::SmallString<256> dir(a.output);
   llvm::sys::path::remove_filename(dir);
   SelectionManifest out = selectionManifest(sel);
-  std::set<std::string> built; // a schedule may serve two rules: built once
+  std::map<std::string, std::string> built; // schedule -> its op; built once
   for (const SelectionRule &rule : sel.rules) {
-    if (!built.insert(rule.schedule).second)
+    if (built.count(rule.schedule))
       continue;
     auto ctx = makeContext();
     SourceDiagnostics diags(*ctx, llvm::errs());
@@ -417,12 +417,15 @@ int compileSelectionCommand(const Args &a) {
     diags.addSource(c.schedule.path, c.schedule.text);
     if (!buildForGpu(c, a.emit == "cubin", build, llvm::errs()))
       return 1;
-    out.op = build.manifest.entry;
+    built[rule.schedule] = build.manifest.entry;
     llvm::SmallString<256> image(dir);
     llvm::sys::path::append(image, rule.schedule + (a.emit == "cubin" ? ".cubin" : ".ptx"));
     if (!writeGpuBuild(build, a.emit, image.str().str()))
       return 1;
   }
+  for (SelectionManifest::Rule &rule : out.rules)
+    rule.op = built[rule.schedule];
+  out.op = out.rules.front().op;
   return writeFile(a.output, json::print(out.toJson())) ? 0 : 1;
 }
 
