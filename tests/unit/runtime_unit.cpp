@@ -35,10 +35,8 @@ TEST_CASE("a selection manifest names each rule's op", "[runtime]") {
   size_t rule = 0;
   REQUIRE(chooseSelectionRule(s, {{"N", 2}}, 132, rule, error));
   CHECK(s.rules[rule].op == "b");
-  // It writes what it read.
-  json::Value again;
-  REQUIRE(json::parse(json::print(s.toJson()), again, error));
-  CHECK(json::print(again) == json::print(s.toJson()));
+  // It writes what it read, each rule's op included.
+  CHECK(json::print(s.toJson()) == json::print(v));
   // A rule without one is the selection's op; one that is no string is an error.
   REQUIRE(json::parse(R"({"op": "a", "target": "t", "source": "x", "rules": [
     {"schedule": "s1", "manifest": "s1.json", "when": []}]})",
