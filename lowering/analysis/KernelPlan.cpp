@@ -65,8 +65,8 @@ struct MmaOperandUse {
 /// Every use of a ring's tile, when each is such an operand and all read it
 /// the same way (the same side of their dots, transposed or not): the tile's
 /// one use, or several products in one block reading one stage in place
-/// (the last of them in the block frees it: convert-tile-to-nvvm looks no
-/// further). None otherwise.
+/// (the last of them in the block frees it: RingPlan::lastReader). None
+/// otherwise.
 SmallVector<MmaOperandUse> mmaOperandUses(LoadOp load) {
   SmallVector<MmaOperandUse> uses;
   auto add = [&](Operation *user, Value v, bool transposed) {
@@ -122,10 +122,11 @@ SmallVector<StagePlacement> planMmaOperandRings(KernelPlan &plan, ScheduleAttr s
   if (!kind)
     return placement;
   struct Candidate {
-    DotOp pairFirst;      // the product's first dot
-    bool stacked = false; // one half of a stacked pair
-    bool second = false;  // of the pair: the second dot's operand
-    bool nMajor = false;  // a B read N-major
+    DotOp pairFirst;                 // the product's first dot
+    Operation *lastReader = nullptr; // of several unpaired readers
+    bool stacked = false;            // one half of a stacked pair
+    bool second = false;             // of the pair: the second dot's operand
+    bool nMajor = false;             // a B read N-major
     int64_t rows = 0, rowStart = 0, swizzle = 0, kBytes = 0, elemBytes = 0;
   };
   DenseMap<unsigned, Candidate> candidates;
@@ -183,6 +184,10 @@ SmallVector<StagePlacement> planMmaOperandRings(KernelPlan &plan, ScheduleAttr s
       c.swizzle = t->swizzleBytes;
     }
     c.rowStart = c.stacked && c.second ? pair->offset() : 0;
+    if (uses.size() > 1)
+      for (const MmaOperandUse &u : uses)
+        if (!c.lastReader || c.lastReader->isBeforeInBlock(u.dot))
+          c.lastReader = u.dot;
     c.kBytes = tile.getShape()[1] * elemBytes;
     c.elemBytes = elemBytes;
     candidates[i] = c;
@@ -210,6 +215,7 @@ SmallVector<StagePlacement> planMmaOperandRings(KernelPlan &plan, ScheduleAttr s
     RingPlan &ring = plan.rings[i];
     ring.swizzleBytes = c.swizzle;
     ring.nMajor = c.nMajor;
+    ring.lastReader = c.lastReader;
     ring.kBlocks = c.kBytes / c.swizzle;
     ring.kBlockStride = c.rows * c.swizzle;
     ring.box.back() = c.swizzle / c.elemBytes;

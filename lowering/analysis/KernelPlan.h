@@ -64,6 +64,10 @@ struct RingPlan : RingStages {
   /// A 16-bit B that wgmma reads N-major (MmaTiling::nMajorSwizzleBytes):
   /// the tile as it lies, its rows K's, and the blocks above run along N.
   bool nMajor = false;
+  /// Where several products read the stage in place (unpaired, alike, in
+  /// one block): the last of them, which alone gives the stage back. Null
+  /// where one product (or a pair) reads it.
+  mlir::Operation *lastReader = nullptr;
   /// Under tcgen05 an operand stage is freed by the product itself: the
   /// issuing thread's tcgen05.commit is its empty mbarrier's one arrival.
   bool freedByCommit = false;

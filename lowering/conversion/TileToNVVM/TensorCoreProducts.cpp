@@ -355,17 +355,9 @@ FailureOr<GpuKernelLowering::Product> GpuKernelLowering::planProduct(DotOp op, M
   p.extraRing = p.extra ? inRing(p.extra) : nullptr;
   // A stage goes back once per copy into it: here, where the product runs
   // as often as the copy (the same loop) and is the last of the products
-  // reading it, or never, where the copy fills it once for the whole
-  // kernel (outside every loop, not persistent: a start state read by
-  // every step of a loop).
-  auto readLater = [&](tile::LoadOp load) {
-    for (Operation *next = op->getNextNode(); next; next = next->getNextNode())
-      if (auto dot = dyn_cast<DotOp>(next); dot && !(p.pair && dot == p.pair->second))
-        if (stagedTile(dot.getLhs()).first == load.getResult() ||
-            stagedTile(dot.getRhs()).first == load.getResult())
-          return true;
-    return false;
-  };
+  // reading it (RingPlan::lastReader), or never, where the copy fills it
+  // once for the whole kernel (outside every loop, not persistent: a start
+  // state read by every step of a loop).
   for (const RingOperand *r : {p.aRing, p.bRing, p.extraRing}) {
     if (!r)
       continue;
@@ -373,7 +365,7 @@ FailureOr<GpuKernelLowering::Product> GpuKernelLowering::planProduct(DotOp op, M
     auto loadLoop = load->getParentOfType<scf::ForOp>();
     auto dotLoop = op->getParentOfType<scf::ForOp>();
     if (loadLoop == dotLoop) {
-      if (!readLater(load))
+      if (!r->ring->lastReader || r->ring->lastReader == op)
         p.freed.push_back(r);
       continue;
     }
