@@ -4,17 +4,22 @@ scaled_dot_product_attention on its flash backend.
 One process, one GPU, through the kiln package. A shape NxLxH[xD] is N
 sequences of L tokens (packed, cu_seqlens for Kiln; a batch of N for torch),
 H query and key/value heads, head dim D (128 unless given; the kernels are
-built for D = 128 and, with -D D=64, for 64). Per shape: each schedule's output
-against torch's (relative error, NaN fails), then CUDA-graph replay medians
-of both, in TFLOP/s (4 N H L^2 D flops, half of that causal).
+built for D = 128 and, with -D D=64, for 64), with PAD tokens of NaN past the
+last sequence. Per shape: each schedule's output against torch's (relative
+error, NaN fails), then CUDA-graph replay medians of both, in TFLOP/s (4 N H
+L^2 D flops, half of that causal).
 
 usage: python3 bench/attention_bench.py [--shapes 4x4096x16,1x4096x16x64,...] [--json OUT]
 (builds as in bench/gemm_bench.py: the kiln binary, or a carried cache)
 """
 from op_bench import graph_ms, run
 
-SCHEDULES = ["attention_sm_90a", "attention_causal_sm_90a",
-             "attention_sm_90a@D=64", "attention_causal_sm_90a@D=64"]
+SCHEDULES = ["attention_sm_90a", "attention_sm_90a_ws", "attention_causal_sm_90a",
+             "attention_causal_sm_90a_ws", "attention_sm_90a@D=64", "attention_causal_sm_90a@D=64"]
+# Tokens past the last sequence, NaN: a block crossing a sequence's end must
+# not let them reach an output (a TMA copy brings the whole box; the readers
+# zero its rows past the end), so a NaN there fails the check.
+PAD = 64
 
 
 def measure(dims, kernels):
@@ -24,13 +29,14 @@ def measure(dims, kernels):
     N, L, H, D = dims if len(dims) == 4 else (*dims, 128)
     T = N * L
     bf = dict(device="cuda", dtype=torch.bfloat16)
-    q, k, v = (torch.randn(T, H, D, **bf) for _ in range(3))
+    q, k, v = (torch.cat([torch.randn(T, H, D, **bf), torch.full((PAD, H, D), float("nan"), **bf)])
+               for _ in range(3))
     cu = torch.arange(0, T + 1, L, device="cuda", dtype=torch.int32)
-    lse = torch.empty(T, H, 1, device="cuda", dtype=torch.float32)
-    o = torch.empty(T, H, 1, D, **bf)     # [T, HKV, G, D]: G = 1 query head a key head
-    qg = q.view(T, H, 1, D)
+    lse = torch.empty(T + PAD, H, 1, device="cuda", dtype=torch.float32)
+    o = torch.empty(T + PAD, H, 1, D, **bf)  # [T, HKV, G, D]: G = 1 query head a key head
+    qg = q.view(T + PAD, H, 1, D)
     scale = D ** -0.5
-    batch = lambda x: x.view(N, L, H, D).transpose(1, 2)  # noqa: E731
+    batch = lambda x: x[:T].view(N, L, H, D).transpose(1, 2)  # noqa: E731
     row, line = {"N": N, "L": L, "H": H, "D": D}, ""
     for name, kern in kernels.items():
         if kern.manifest["consts"].get("D") != D:
@@ -48,7 +54,7 @@ def measure(dims, kernels):
         o.fill_(float("nan"))
         kern(qg, k, v, cu, o, lse, scale)
         torch.cuda.synchronize()
-        rel = ((o.float() - ref).norm() / ref.norm()).item()
+        rel = ((o[:T].float() - ref).norm() / ref.norm()).item()
         if not rel < 2e-2:  # bf16 rounding of P and O; NaN fails
             raise SystemExit(f"{name} at {N}x{L}x{H}: relative error {rel} against SDPA")
         torch_ms = graph_ms(sdpa)

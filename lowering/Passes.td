@@ -448,7 +448,8 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
     the product frees), transposes in registers or read in place by a
     product, conversions through warp slices, and further such products
     (A from registers or a ring, B from a ring, no resident) are lowered
-    while it multiplies; a `registers:` resident's scale (`S * s`) is
+    while it multiplies; a `registers:` resident's scale (`S * s`, or one
+    factor a row, `S * r[:, None]`, each pair times the register beside it) is
     applied where its mul lies when every product reading a copy of S
     comes before it (wgmma reads a copy from registers of its own), else
     at the update, which waits for the products it reads and its own
@@ -485,7 +486,10 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
     staged: its copies land in the swizzled K-major layout (one 128-byte
     swizzled box per K block), the descriptors point into the ring's stage,
     and the product releases the stage after its wait (where several
-    unpaired products read the tile alike, the last of them in the block):
+    unpaired products read the tile alike, the last of them in the block;
+    where the load stops at a limit along the tile's first dim, a window
+    crossing it first zeroes the stage's rows past it, fences and waits for
+    the role, in a branch only such a window takes):
 
       %a = tile.load %x[...] {tile.pipeline = "ring"} : ... -> !tile.tile<64x64xf32>
       %p = tile.dot %a, %bt : ...

@@ -107,13 +107,34 @@ struct StagePlacement {
   int64_t rowBytes = 0;
 };
 
+/// Whether a TMA copy of `load` may stop short of its window inside the
+/// tensor along the tile's first dim (a limit there that is not the view's
+/// own end); nullopt where it may along another kept dim, which an operand
+/// read in place cannot take (its readers only zero whole rows).
+std::optional<bool> cutsFirstDim(LoadOp load) {
+  if (!load.getMasked() || load.getLimits().empty())
+    return false;
+  auto view = cast<ViewType>(load.getView().getType());
+  bool first = false;
+  for (auto [td, vd] : llvm::enumerate(load.getKeep())) {
+    auto c = load.getLimits()[vd].getDefiningOp<arith::ConstantIndexOp>();
+    if (c && !view.isDynamicDim(vd) && c.value() >= view.getShape()[vd])
+      continue; // the view's end: the copy zero-fills past it
+    if (td != 0)
+      return std::nullopt;
+    first = true;
+  }
+  return first;
+}
+
 /// Which TMA rings feed a tensor-core product directly (RingPlan::mmaOperand)
 /// and how their stages are laid out, with each ring's placement.
 /// A ring qualifies when its tile is the sole operand use of a dot in the
 /// one role reading it, has the tensor cores' element type, runs along the
 /// view's contiguous dim, needs no masking past the view's end (the copy
-/// zero-fills outside the tensor), and, as one half of a stacked pair, the
-/// other half qualifies too.
+/// zero-fills outside the tensor) but along its first dim (the readers
+/// zero those rows: RingPlan::cutsRows), and, as one half of a stacked
+/// pair, the other half qualifies too (neither cut).
 SmallVector<StagePlacement> planMmaOperandRings(KernelPlan &plan, ScheduleAttr schedule) {
   SmallVector<StagePlacement> placement;
   for (unsigned i = 0; i < plan.rings.size(); ++i)
@@ -127,12 +148,14 @@ SmallVector<StagePlacement> planMmaOperandRings(KernelPlan &plan, ScheduleAttr s
     bool stacked = false;            // one half of a stacked pair
     bool second = false;             // of the pair: the second dot's operand
     bool nMajor = false;             // a B read N-major
+    bool cuts = false;               // rows past a limit zeroed by the reader
     int64_t rows = 0, rowStart = 0, swizzle = 0, kBytes = 0, elemBytes = 0;
   };
   DenseMap<unsigned, Candidate> candidates;
   for (auto [i, ring] : llvm::enumerate(plan.rings)) {
     SmallVector<MmaOperandUse> uses = mmaOperandUses(ring.load);
-    if (uses.empty() || !ring.load.getLimits().empty() || llvm::count(ring.consumedBy, true) != 1)
+    std::optional<bool> cuts = cutsFirstDim(ring.load);
+    if (uses.empty() || !cuts || llvm::count(ring.consumedBy, true) != 1)
       continue;
     unsigned readerIndex = llvm::find(ring.consumedBy, true) - ring.consumedBy.begin();
     const RolePlan &reader = plan.roles[readerIndex];
@@ -183,6 +206,9 @@ SmallVector<StagePlacement> planMmaOperandRings(KernelPlan &plan, ScheduleAttr s
       c.rows = use->isLhs ? t->rowsA : t->rowsB;
       c.swizzle = t->swizzleBytes;
     }
+    c.cuts = *cuts;
+    if (c.cuts && c.stacked)
+      continue; // the rows of a stacked stage are two tiles'
     c.rowStart = c.stacked && c.second ? pair->offset() : 0;
     if (uses.size() > 1)
       for (const MmaOperandUse &u : uses)
@@ -215,6 +241,7 @@ SmallVector<StagePlacement> planMmaOperandRings(KernelPlan &plan, ScheduleAttr s
     RingPlan &ring = plan.rings[i];
     ring.swizzleBytes = c.swizzle;
     ring.nMajor = c.nMajor;
+    ring.cutsRows = c.cuts;
     ring.lastReader = c.lastReader;
     ring.kBlocks = c.kBytes / c.swizzle;
     ring.kBlockStride = c.rows * c.swizzle;
@@ -481,12 +508,23 @@ FailureOr<ResidentPlan> planResident(StringRef name, Operation *init, ScheduleAt
   if (res.update && other != carried) {
     auto scale = other.getDefiningOp<MulOp>();
     Value factor;
+    // A scalar, or (in registers, where each thread holds whole rows'
+    // pairs) one factor a row broadcast along the columns.
     if (scale)
       for (auto [x, y] :
-           {std::pair{scale.getLhs(), scale.getRhs()}, {scale.getRhs(), scale.getLhs()}})
-        if (auto bc = y.getDefiningOp<BroadcastOp>();
-            x == carried && bc && bc.getInput().getType().getRank() == 0)
+           {std::pair{scale.getLhs(), scale.getRhs()}, {scale.getRhs(), scale.getLhs()}}) {
+        auto bc = y.getDefiningOp<BroadcastOp>();
+        if (x != carried || !bc)
+          continue;
+        ArrayRef<int64_t> from = bc.getInput().getType().getShape();
+        if (from.empty())
           factor = bc.getInput();
+        else if (res.inRegisters && from.size() == 2 && from[0] == type.getShape()[0] &&
+                 from[1] == 1) {
+          factor = bc.getResult();
+          res.rowFactor = true;
+        }
+      }
     if (!factor || !scale->hasOneUse())
       res.update = nullptr;
     else {
@@ -496,8 +534,9 @@ FailureOr<ResidentPlan> planResident(StringRef name, Operation *init, ScheduleAt
   }
   if (!res.update)
     return fail(sum, "gives '" + name + "' its next value, which " + where + " take" +
-                         (res.inRegisters ? "" : "s") + " only as " + form +
-                         " with s a scalar, or `" + name + " + dot(a, b)`");
+                         (res.inRegisters ? "" : "s") + " only as " + form + " with s a scalar" +
+                         (res.inRegisters ? " or one factor a row (`r[:, None]`)" : "") + ", or `" +
+                         name + " + dot(a, b)`");
   DotOp update = res.update;
   if (update.getAcc() || !update->hasOneUse() || update.getType() != type || !sum->hasOneUse())
     return fail(update, "accumulates onto '" + name + "' in " + where +
@@ -1212,6 +1251,12 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
         tile::LayoutAttr fragment = t->fragmentLayout(kernel.getContext());
         res->inFragmentLayout = fragment && laidOut(loop.getInitArgs()[res->index]) == fragment &&
                                 laidOut(loop.getResult(res->index)) == fragment;
+        // A factor a row meets each accumulator in the register beside it.
+        if (res->rowFactor && !fragment)
+          return fail("its factor a row needs the update's accumulators as one tile layout "
+                      "(whole 64-row tiles, every column in one part)");
+        if (res->rowFactor && assignedLayout(res->factor) && laidOut(res->factor) != fragment)
+          return fail("its factor a row is not laid out as the accumulators are");
       }
       plan.residents.push_back(*res);
     }

@@ -61,6 +61,11 @@ struct RingPlan : RingStages {
     return col / boxElems * kBlockStride + row * swizzleBytes +
            ((col % boxElems * elemBytes) ^ ((row % 8) << 4));
   }
+  /// An operand read in place whose load stops at a limit inside the
+  /// tensor along the tile's first dim (a packed sequence's end): the copy
+  /// brings the whole box, so the reader zeroes the stage's rows past the
+  /// limit before the product, as the masked load reads zeros there.
+  bool cutsRows = false;
   /// A 16-bit B that wgmma reads N-major (MmaTiling::nMajorSwizzleBytes):
   /// the tile as it lies, its rows K's, and the blocks above run along N.
   bool nMajor = false;
@@ -147,7 +152,11 @@ struct ResidentPlan {
   mlir::Operation *loop = nullptr;
   unsigned index = 0; // of the loop's carried values
   tile::DotOp update; // the product accumulated onto it
-  mlir::Value factor; // rank-0 tile it is scaled by before the update, or null
+  /// What it is scaled by before the update, or null: a rank-0 tile, or
+  /// (in registers) a tile of its shape broadcast from one factor a row,
+  /// `x * r[:, None]`, as an online softmax rescales its running sums.
+  mlir::Value factor;
+  bool rowFactor = false;                           // the factor is a tile, one value a row
   mlir::Operation *scale = nullptr, *sum = nullptr; // the mul (or null) and the add
   /// Held in registers and every product reading a copy of it issued before
   /// the mul: the fragments are scaled where the mul is, while those

@@ -336,8 +336,12 @@ void LayoutSolver::applyFragmentLayouts() {
     std::string why;
     FailureOr<MmaTiling> t = plan.updateTiling(res, why);
     if (succeeded(t))
-      if (LayoutAttr fragment = t->fragmentLayout(kernel.getContext()))
+      if (LayoutAttr fragment = t->fragmentLayout(kernel.getContext())) {
         set(cast<scf::ForOp>(res.loop).getInitArgs()[res.index], fragment);
+        // A factor a row scales the fragments register for register.
+        if (res.rowFactor)
+          set(res.factor, fragment);
+      }
   }
   auto all = [](Operation *) { return true; };
   kernel.walk([&](DotOp dot) {

@@ -626,7 +626,7 @@ LogicalResult GpuKernelLowering::lowerOpNow(Operation *op) {
   if (const ResidentPlan *res = plan.residentTouchedBy(op);
       res && res->role == role && op != res->update) {
     if (op == res->scale && res->scalesAtMul)
-      scaleResident(*res, regs[res->factor][0]);
+      scaleResident(*res);
     return success();
   }
   llvm::SaveAndRestore<LocationAttr> at(here, locationOf(op));

@@ -311,6 +311,11 @@ private:
   /// Reads `tile` from a stage its ring swizzled for its readers
   /// (RingPlan::threadSwizzled), in the tile's layout.
   void readSwizzledStage(const RingPlan &ring, Value stage, Value tile);
+  /// For an operand read in place (RingPlan::cutsRows): where `load`'s
+  /// window crosses its limit, zeroes the stage's rows past it, then fences
+  /// and waits for the role, so that the product reads what the masked
+  /// load means.
+  void zeroRowsPastLimit(const RingPlan &ring, Value stage, tile::LoadOp load);
   /// The same by ldmatrix, 8 x 8 matrices of 16-bit elements at a time,
   /// where the tile's layout `l` is made of them (matrixReads): one
   /// instruction for four matrices, one address a thread, where reading each
@@ -590,8 +595,8 @@ private:
   void writeResident(const ResidentPlan &res, Value tile);
   /// Reads the resident's columns into `result`'s registers.
   void readResident(const ResidentPlan &res, Value result);
-  /// Multiplies the resident's columns by `factor` where they are.
-  void scaleResident(const ResidentPlan &res, Value factor);
+  /// Multiplies the resident's columns by its factor where they are.
+  void scaleResident(const ResidentPlan &res);
   /// Stages a copy of the resident cast to `copyElem` (the operand of a
   /// product planned as `t`) straight from its columns: each lane converts
   /// its row's columns and stores them K-major at `region`, rows from

@@ -82,6 +82,8 @@ LogicalResult GpuKernelLowering::lowerRingLoad(const RingPlan &ring, LoadOp load
     waitBarrier(ringBarrier(plan.rings[ring.leader], stage), parity);
   if (ring.mmaOperand()) {
     // Its product reads the stage in place and releases it.
+    if (ring.cutsRows)
+      zeroRowsPastLimit(ring, stage, load);
     ringOperands[load.getResult()] = {&ring, stage, ringStage(ring, stage)};
     bumpCounter(consumed[index]);
     return success();
@@ -122,6 +124,49 @@ LogicalResult GpuKernelLowering::lowerRingLoad(const RingPlan &ring, LoadOp load
   releaseReadStage(ring, stage, load->getBlock());
   bumpCounter(consumed[index]);
   return success();
+}
+
+void GpuKernelLowering::zeroRowsPastLimit(const RingPlan &ring, Value stage, LoadOp load) {
+  // The rows of the window inside the limit; the rest came whole from the
+  // tensor (the next sequence's tokens, say). Only a window crossing the
+  // limit pays, a uniform branch for the role.
+  int64_t rows = load.getResult().getType().getShape()[0];
+  int64_t vd = load.getKeep()[0];
+  Value inside = arith::SubIOp::create(b, loc(), map.lookup(load.getLimits()[vd]),
+                                       map.lookup(load.getIndices()[vd]));
+  OpBuilder::InsertionGuard guard(b);
+  enterIf(arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt, inside, cIndex(rows)));
+  Value from = arith::MaxSIOp::create(b, loc(), inside, cIndex(0));
+  // A row is one line of swizzleBytes in each K block (or N block, read
+  // N-major): the swizzle moves 16-byte pieces only within their line, so
+  // zeroing whole lines needs no swizzled address. The role's threads take
+  // the pieces in turn.
+  int64_t pieces = ring.swizzleBytes / 16, perBlock = rows * pieces;
+  int64_t total = perBlock * ring.kBlocks, threads = plan.roles[role].numWarps * 32;
+  Value me = add(mul(warp, cIndex(32)), lane);
+  Value zero = LLVM::UndefOp::create(b, loc(), VectorType::get({4}, b.getI32Type()));
+  for (int64_t j = 0; j < 4; ++j)
+    zero = LLVM::InsertElementOp::create(b, loc(), zero, cI32(0), cI32(j));
+  Value stageStart = add(cIndex(ring.offset), mul(stage, cIndex(ring.stageStride)));
+  for (int64_t first = 0; first < total; first += threads) {
+    OpBuilder::InsertionGuard each(b);
+    Value piece = add(me, cIndex(first));
+    Value block = arith::DivUIOp::create(b, loc(), piece, cIndex(perBlock));
+    Value line = arith::RemUIOp::create(b, loc(), piece, cIndex(perBlock));
+    Value row = arith::DivUIOp::create(b, loc(), line, cIndex(pieces));
+    Value past = arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::uge, row, from);
+    enterIf(andOf(first + threads > total ? below(piece, total) : Value(), past));
+    Value at =
+        add(stageStart,
+            add(mul(block, cIndex(ring.kBlockStride)),
+                add(mul(row, cIndex(ring.swizzleBytes)),
+                    mul(arith::RemUIOp::create(b, loc(), line, cIndex(pieces)), cIndex(16)))));
+    LLVM::StoreOp::create(b, loc(), zero, smemAt(at), 16);
+  }
+  // The tensor cores read through the async proxy, after every thread's
+  // stores.
+  fenceAsyncProxy();
+  syncRole();
 }
 
 void GpuKernelLowering::releaseReadStage(const RingPlan &ring, Value stage, Block *block) {

@@ -411,7 +411,7 @@ LogicalResult GpuKernelLowering::lowerTensorCoreDot(DotOp op, MmaTiling::Kind ki
   // where it lies, nothing read back.
   const ResidentPlan *onto = accumulatesOnto(op);
   if (onto && onto->factor && !onto->scalesAtMul)
-    scaleResident(*onto, regs[onto->factor][0]);
+    scaleResident(*onto);
   bool ownAccumulators = ownsAccumulators(p, kind);
   // A that wgmma can read from this thread's registers is not staged.
   std::optional<ARegisters> aRegs;
@@ -1196,7 +1196,21 @@ void GpuKernelLowering::readResident(const ResidentPlan &res, Value result) {
   syncRole();
 }
 
-void GpuKernelLowering::scaleResident(const ResidentPlan &res, Value factor) {
+void GpuKernelLowering::scaleResident(const ResidentPlan &res) {
+  if (res.rowFactor) {
+    // One factor a row, broadcast in the fragment's layout (AssignLayouts
+    // gives it that): each accumulator takes the register beside it.
+    MmaTiling t = residentTiling(res);
+    const Regs &by = regs[res.factor];
+    Regs &fragment = fragments[&res];
+    for (int64_t round = 0; round < t.rounds(); ++round)
+      for (int64_t j = 0; j < t.nChunk / 2; ++j) {
+        Value &x = fragment[round * t.nChunk / 2 + j];
+        x = arith::MulFOp::create(b, loc(), x, by[t.fragmentRegister(round, j)]);
+      }
+    return;
+  }
+  Value factor = regs[res.factor][0];
   if (res.inRegisters) {
     for (Value &x : fragments[&res])
       x = arith::MulFOp::create(b, loc(), x, factor);
