@@ -2,6 +2,7 @@
 #include "lowering/analysis/KernelPlan.h"
 #include "dsl/schedule/Schedule.h"
 #include "dsl/schedule/Target.h"
+#include "lowering/analysis/KernelWalk.h"
 #include "lowering/analysis/Layout.h"
 #include "lowering/analysis/MmaTiling.h"
 #include "lowering/analysis/WarpMma.h"
@@ -109,18 +110,18 @@ struct StagePlacement {
 
 /// Whether a TMA copy of `load` may stop short of its window inside the
 /// tensor along the tile's first dim (a limit there that is not the view's
-/// own end); nullopt where it may along another kept dim, which an operand
-/// read in place cannot take (its readers only zero whole rows).
+/// own end); nullopt where it may along another dim, kept or dropped, which
+/// an operand read in place cannot take (its readers only zero whole rows).
 std::optional<bool> cutsFirstDim(LoadOp load) {
   if (!load.getMasked() || load.getLimits().empty())
     return false;
   auto view = cast<ViewType>(load.getView().getType());
+  auto kernel = load->getParentOfType<KernelOp>();
   bool first = false;
-  for (auto [td, vd] : llvm::enumerate(load.getKeep())) {
-    auto c = load.getLimits()[vd].getDefiningOp<arith::ConstantIndexOp>();
-    if (c && !view.isDynamicDim(vd) && c.value() >= view.getShape()[vd])
-      continue; // the view's end: the copy zero-fills past it
-    if (td != 0)
+  for (unsigned vd = 0; vd < view.getRank(); ++vd) {
+    if (isViewEnd(load.getLimits()[vd], view, vd, kernel))
+      continue; // the copy zero-fills past the tensor's end
+    if (vd != load.getKeep().front())
       return std::nullopt;
     first = true;
   }

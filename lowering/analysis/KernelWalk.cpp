@@ -115,3 +115,11 @@ Attribute kiln::dimExprOf(Value v, tile::KernelOp kernel) {
     return {};
   return ArrayAttr::get(ctx, {StringAttr::get(ctx, op), a, b});
 }
+
+bool kiln::isViewEnd(Value limit, tile::ViewType view, unsigned d, tile::KernelOp kernel) {
+  Attribute e = dimExprOf(limit, kernel);
+  if (view.isDynamicDim(d))
+    return e && e == view.getDimNames()[d];
+  auto i = dyn_cast_or_null<IntegerAttr>(e);
+  return i && i.getInt() >= view.getShape()[d];
+}

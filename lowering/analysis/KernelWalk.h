@@ -49,6 +49,11 @@ mlir::LogicalResult cloneScalarOp(mlir::Operation *op, mlir::OpBuilder &b, mlir:
 /// coordinate, a loaded value). Grid extents and invariant divisors use it.
 mlir::Attribute dimExprOf(mlir::Value v, tile::KernelOp kernel);
 
+/// Whether `limit`, a load's or store's limit along dim `d` of `view`, is
+/// the view's own end there (its dim, or a constant at least as large): no
+/// sub-view narrowed it, so nothing in the tensor lies past it.
+bool isViewEnd(mlir::Value limit, tile::ViewType view, unsigned d, tile::KernelOp kernel);
+
 } // namespace kiln
 
 #endif

@@ -115,6 +115,20 @@ LogicalResult GpuKernelLowering::lowerRingLoad(const RingPlan &ring, LoadOp load
           arith::SubIOp::create(b, loc(), limit, map.lookup(load.getIndices()[vd])));
       cut = true;
     }
+    // A dim the load drops (a window of 1) past a sub-view's end: the copy
+    // brought the tensor's row there, and the masked load reads zeros.
+    Value inside;
+    for (unsigned vd = 0; vd < viewType.getRank(); ++vd)
+      if (!llvm::is_contained(load.getKeep(), vd) &&
+          !isViewEnd(load.getLimits()[vd], viewType, vd, kernel))
+        inside = andOf(inside, arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::slt,
+                                                     map.lookup(load.getIndices()[vd]),
+                                                     map.lookup(load.getLimits()[vd])));
+    if (inside) {
+      for (Value &limit : stageLimits)
+        limit = arith::SelectOp::create(b, loc(), inside, limit, cIndex(0));
+      cut = true;
+    }
   }
   if (!cut)
     stageLimits.clear();
