@@ -105,14 +105,12 @@ LogicalResult GpuKernelLowering::lowerRingLoad(const RingPlan &ring, LoadOp load
   if (load.getMasked() && !load.getLimits().empty()) {
     auto viewType = cast<ViewType>(load.getView().getType());
     for (auto [td, vd] : llvm::enumerate(load.getKeep())) {
-      Value limit = map.lookup(load.getLimits()[vd]);
-      auto c = limit.getDefiningOp<arith::ConstantIndexOp>();
-      if (c && !viewType.isDynamicDim(vd) && c.value() >= viewType.getShape()[vd]) {
+      if (isViewEnd(load.getLimits()[vd], viewType, vd, kernel)) {
         stageLimits.push_back(cIndex(tileType.getShape()[td]));
         continue;
       }
-      stageLimits.push_back(
-          arith::SubIOp::create(b, loc(), limit, map.lookup(load.getIndices()[vd])));
+      stageLimits.push_back(arith::SubIOp::create(b, loc(), map.lookup(load.getLimits()[vd]),
+                                                  map.lookup(load.getIndices()[vd])));
       cut = true;
     }
     // A dim the load drops (a window of 1) past a sub-view's end: the copy
