@@ -32,6 +32,10 @@ CASES = [  # manifest, M, N, tolerance (||c - ref|| / ||ref||)
     # Two products reading B's ring stage in place (M is the build's BM;
     # N here, L = 512: eight blocks of B through a ring two deep).
     (".kiln-out/matmul/matmul_bf16_two.json", 64, 512, 1e-5),
+    # (A B)(A B) per 32-row block, the second product's A and B from the
+    # first's accumulators (movmatrix); N is 32. Z's bf16 rounding may
+    # differ from the float64 reference's by an ulp in a few elements.
+    (".kiln-out/matmul/matmul_bf16_square_sync.json", 256, 32, 1e-3),
 ]
 
 
@@ -62,6 +66,13 @@ def main():
             c = torch.full((N, M), float("nan"), device="cuda").bfloat16()
             kern(a, b, c)
             ref = (a.double() @ b.double()).T
+        elif kern.manifest["entry"] == "matmul_bf16_square":
+            K = 32
+            a = torch.randn(M, K, device="cuda").bfloat16()
+            b = torch.randn(K, N, device="cuda").bfloat16()
+            kern(a, b, c)
+            z = (a.double().view(M // 32, 32, K) @ b.double()).bfloat16().double()
+            ref = (z @ z).reshape(M, N)
         elif kern.manifest["entry"] == "matmul_bf16":
             a = torch.randn(M, K, device="cuda").bfloat16()
             b = torch.randn(K, N, device="cuda").bfloat16()

@@ -97,9 +97,15 @@ FailureOr<WarpMmaTiling> WarpMmaTiling::get(tile::DotOp dot, int64_t warps, Warp
     t.aOffset = at.offset;
     t.aPitch = at.pitch;
   }
-  const WarpMmaStaging::Tile &bt = staging.place(dot.getRhs());
-  t.bOffset = bt.offset;
-  t.bPitch = bt.pitch;
+  Operation *bDef = dot.getRhs().getDefiningOp();
+  auto bLayout = bDef ? bDef->getAttrOfType<tile::LayoutAttr>(tile::kLayoutAttr) : nullptr;
+  t.bInRegisters =
+      t.wn == 1 && !t.bTransposed && bLayout && bLayout == fragmentLayout(dot.getContext(), 1, 1);
+  if (!t.bInRegisters) {
+    const WarpMmaStaging::Tile &bt = staging.place(dot.getRhs());
+    t.bOffset = bt.offset;
+    t.bPitch = bt.pitch;
+  }
   if (!t.keepsResult) {
     t.dOffset = (staging.bytes + 15) / 16 * 16;
     t.dStride = t.N + 4;

@@ -63,6 +63,12 @@ struct WarpMmaTiling {
   /// of P P in the triangular inverse), cast to f16 or bf16: an m16 x n8
   /// accumulator pair is the A fragment of a k16 step.
   bool aInRegisters = false;
+  /// B is not staged: it is laid out as the fragments of a [K, N] result
+  /// on a grid of one warp (each warp holds all of it, a product of a
+  /// one-warp role's, cast), and each 8 x 8 block of its accumulator pairs
+  /// becomes a B fragment word through `movmatrix.trans`: P of T P and
+  /// P P in a one-warp chunk kernel's triangular inverse.
+  bool bInRegisters = false;
   /// Where each operand's staged tile starts and its row pitch, in bytes.
   int64_t aOffset = 0, aPitch = 0, bOffset = 0, bPitch = 0;
   /// Where the result area starts (a result not kept in the fragments)
@@ -103,6 +109,15 @@ struct WarpMmaTiling {
   int64_t aRegister(int64_t mb, int64_t ks, int64_t e) const {
     int64_t nb = 2 * ks + e / 4, reg = e % 4;
     return (2 * mb + reg / 2) * (2 * (K / 8)) + 2 * nb + reg % 2;
+  }
+
+  /// With bInRegisters: the register of B (laid out as the fragments of a
+  /// [K, N] result on one warp) holding accumulator `reg` (0-3) of its
+  /// m16 block `ks` (a k step's rows) and n8 block `nb`. Registers 0, 1
+  /// (rows 0-7) transposed are word 0 of the B fragment of (ks, nb), 2, 3
+  /// (rows 8-15) word 1.
+  int64_t bRegister(int64_t ks, int64_t nb, int64_t reg) const {
+    return (2 * ks + reg / 2) * (2 * (N / 8)) + 2 * nb + reg % 2;
   }
 
   /// Plans `dot` for `warps` warps, its operands placed in `staging`; on

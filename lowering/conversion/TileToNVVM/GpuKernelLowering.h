@@ -116,6 +116,10 @@ private:
   IRMapping map;                       // non-tile values to their copies
   DenseMap<Value, Regs> regs;          // tile values to this thread's registers
   DenseSet<Operation *> pairedSeconds; // dots lowered with the dot before them
+  /// B fragment words made from registers (movmatrix) by the dots lowered
+  /// together, by B tile, k step and n8 block: a pair reading one B (T P
+  /// and P P) transposes it once.
+  DenseMap<std::tuple<Value, int64_t, int64_t>, SmallVector<Value>> movedB;
   /// Ring loads whose stage a tensor-core product reads in place: the ring,
   /// the stage, and the address of the tile's rows there.
   struct RingOperand {
@@ -405,6 +409,9 @@ private:
   /// Each warp's products of `op` from the staged operands; the result
   /// bound in the fragments or written to its area.
   void multiplyWarpMma(DotOp op, const WarpMmaTiling &t);
+  /// An 8 x 8 matrix of 16-bit elements held two a lane, transposed across
+  /// the warp (movmatrix.trans).
+  Value transposeMatrix(Value word);
   /// Reads a product's f32 result back from the area at `base` (`stride`
   /// elements a row, its element (0, 0) at (rowFrom, colFrom)) in its
   /// layout, adding the tile it accumulates onto.

@@ -52,22 +52,26 @@ LogicalResult GpuKernelLowering::lowerWarpMmaDot(DotOp op) {
   }
   if (dots.size() == 2)
     pairedSeconds.insert(dots[1]);
+  movedB.clear();
 
   for (const WarpMmaStaging::Tile &st : staging.tiles)
     stageRows(st.tile, stagingBase(st.offset), st.pitch / 2);
-  syncRole();
-  bool throughArea = false;
-  for (auto [d, t] : llvm::zip(dots, plans)) {
+  bool throughArea = llvm::any_of(plans, [](const WarpMmaTiling &t) { return !t.keepsResult; });
+  // Products from and into registers alone touch no shared memory: no
+  // barrier before or after them.
+  bool usesStaging = !staging.tiles.empty() || throughArea;
+  if (usesStaging)
+    syncRole();
+  for (auto [d, t] : llvm::zip(dots, plans))
     multiplyWarpMma(d, t);
-    throughArea |= !t.keepsResult;
-  }
   if (throughArea) {
     syncRole();
     for (auto [d, t] : llvm::zip(dots, plans))
       if (!t.keepsResult)
         readResultArea(d, stagingBase(t.dOffset), t.dStride, 0, 0);
   }
-  syncRole(); // the staging area is free again
+  if (usesStaging)
+    syncRole(); // the staging area is free again
   return success();
 }
 
@@ -96,6 +100,19 @@ void GpuKernelLowering::stageRows(Value tile, Value base, int64_t pitch) {
     }
     LLVM::StoreOp::create(b, loc(), v, at, run * elemBytes);
   }
+}
+
+/// An 8 x 8 matrix of 16-bit elements held two a lane (lane l: row l / 4,
+/// columns 2 (l % 4) and 2 (l % 4) + 1), transposed across the warp.
+/// Free of side effects, so that ptxas (and nvcc, for the CUDA source)
+/// schedule it as they like: it is made, as its mma.sync uses are, where
+/// the whole warp runs.
+Value GpuKernelLowering::transposeMatrix(Value word) {
+  return LLVM::InlineAsmOp::create(b, loc(), b.getI32Type(), ValueRange{word},
+                                   b.getStringAttr("movmatrix.sync.aligned.m8n8.trans.b16 $0, $1;"),
+                                   b.getStringAttr("=r,r"), UnitAttr(), UnitAttr(),
+                                   LLVM::TailCallKindAttr(), LLVM::AsmDialectAttr(), ArrayAttr())
+      .getResult(0);
 }
 
 void GpuKernelLowering::multiplyWarpMma(DotOp op, const WarpMmaTiling &t) {
@@ -179,12 +196,36 @@ void GpuKernelLowering::multiplyWarpMma(DotOp op, const WarpMmaTiling &t) {
       out.push_back(t.bf16 ? x : LLVM::BitcastOp::create(b, loc(), word, x).getResult());
     return out;
   };
+  // B's fragment of n8 block `nb` at k step `ks` from its registers
+  // (t.bInRegisters): the tile holds B's rows k as an accumulator holds
+  // its rows, two neighbouring columns a lane, so each 8 x 8 block is
+  // packed and transposed across the warp (`movmatrix`), giving each lane
+  // two neighbouring rows of one column, as the B fragment takes them.
+  auto bFromRegisters = [&](int64_t nb, int64_t ks) {
+    const Regs &x = regs[op.getRhs()];
+    Type elem = cast<TileType>(op.getRhs().getType()).getElementType();
+    SmallVector<Value> &words = movedB[{op.getRhs(), ks, nb}];
+    if (!words.empty())
+      return asWords(words); // the pair's other product read the same B
+
+    for (int64_t half = 0; half < 2; ++half) {
+      Value pair = LLVM::PoisonOp::create(b, loc(), VectorType::get({2}, elem));
+      for (int64_t e = 0; e < 2; ++e)
+        pair = LLVM::InsertElementOp::create(b, loc(), pair, x[t.bRegister(ks, nb, 2 * half + e)],
+                                             cI32(e));
+      Value word = LLVM::BitcastOp::create(b, loc(), i32, pair);
+      words.push_back(transposeMatrix(word));
+    }
+    return asWords(words);
+  };
   Type accType = LLVM::LLVMStructType::getLiteral(b.getContext(), SmallVector<Type>(4, f32));
   for (int64_t ks = 0; ks < t.kSteps(); ++ks) {
     SmallVector<SmallVector<Value>> a, bw(nBlocks);
     for (int64_t mb = 0; mb < mBlocks; ++mb)
       a.push_back(t.aInRegisters ? aFromRegisters(mb, ks) : asWords(aFragment(mb, ks)));
-    for (int64_t nb = 0; nb < nBlocks; nb += 2) {
+    for (int64_t nb = 0; nb < nBlocks && t.bInRegisters; ++nb)
+      bw[nb] = bFromRegisters(nb, ks);
+    for (int64_t nb = 0; nb < nBlocks && !t.bInRegisters; nb += 2) {
       bool two = nb + 1 < nBlocks;
       SmallVector<Value> words = asWords(bFragments(nb, two, ks));
       bw[nb] = {words[0], words[1]};
