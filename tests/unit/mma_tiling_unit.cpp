@@ -362,6 +362,31 @@ TEST_CASE("mma.sync fragments as tile layouts: every accumulator where the layou
               CHECK(l.coordinate(1, ri[1], lane, warp) == col);
             }
   }
+  // B laid out as a result on one warp (every warp holding it whole) is a
+  // B operand in registers: the pair bRegister(ks, nb, 2 h), (.., 2 h + 1)
+  // of lane l is B's row 16 ks + 8 h + l / 4, columns 8 nb + 2 (l % 4) and
+  // one more: a row of an 8 x 8 block, two neighbouring columns a lane.
+  // movmatrix.trans gives lane l that block's column l / 4, rows 2 (l % 4)
+  // and one more: the m16n8k16 B fragment's word h of (ks, nb).
+  for (Case c : {Case{32, 32, 1, 1, 1}, Case{32, 16, 1, 1, 4}, Case{64, 32, 1, 1, 2}}) {
+    INFO("B of " << c.M << " x " << c.N << " on one warp of " << c.warps);
+    WarpMmaTiling w;
+    w.K = c.M;
+    w.N = c.N;
+    TileLayout l = TileLayout::get(WarpMmaTiling::fragmentLayout(&t.ctx, 1, 1), {c.M, c.N});
+    REQUIRE(!l.mismatch());
+    for (int64_t warp = 0; warp < c.warps; ++warp)
+      for (int64_t lane = 0; lane < 32; ++lane)
+        for (int64_t ks = 0; ks < w.kSteps(); ++ks)
+          for (int64_t nb = 0; nb < c.N / 8; ++nb)
+            for (int64_t reg = 0; reg < 4; ++reg) {
+              int64_t row = 16 * ks + 8 * (reg / 2) + lane / 4;
+              int64_t col = 8 * nb + 2 * (lane % 4) + reg % 2;
+              llvm::SmallVector<int64_t, 2> ri = l.regIndex(w.bRegister(ks, nb, reg));
+              CHECK(l.coordinate(0, ri[0], lane, warp) == row);
+              CHECK(l.coordinate(1, ri[1], lane, warp) == col);
+            }
+  }
   // Another layout is no fragment grid: its result goes through an area.
   CHECK(!WarpMmaTiling::fragmentGrid(
       tile::LayoutAttr::get(&t.ctx, {1, 4}, {4, 8}, {4, 1}, {0, 1}, {})));
