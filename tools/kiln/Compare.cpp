@@ -130,6 +130,11 @@ std::vector<std::pair<std::string, int>> instructionMix(const std::string &ptx) 
       {"mbarrier", std::regex(R"(\bmbarrier\.)")},
       {"setmaxnreg", std::regex(R"(\bsetmaxnreg\.)")},
       {"wgmma", std::regex(R"(\bwgmma\.mma_async)")},
+      // Warp-level products, their operands read from shared memory, and
+      // their B fragments transposed from registers (mma: mma_sync).
+      {"mma.sync", std::regex(R"(\bmma\.sync\.)")},
+      {"ldmatrix", std::regex(R"(\bldmatrix\.)")},
+      {"movmatrix", std::regex(R"(\bmovmatrix\.)")},
       {"tcgen05.mma", std::regex(R"(\btcgen05\.mma)")},
       {"tcgen05.ld", std::regex(R"(\btcgen05\.ld)")},
       {"tcgen05.st", std::regex(R"(\btcgen05\.st\b)")},
