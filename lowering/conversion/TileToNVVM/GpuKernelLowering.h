@@ -640,6 +640,14 @@ private:
     bool rowsAlongLast() const { return kLast || nMajor; }
   };
   StagedOperand stagedOperand(Value operand, bool isLhs, const MmaTiling &t, bool nMajor = false);
+  /// `elems`, all of one type, as one vector, element by element.
+  Value vectorOf(ArrayRef<Value> elems) {
+    Value v = LLVM::UndefOp::create(
+        b, loc(), VectorType::get({(int64_t)elems.size()}, elems.front().getType()));
+    for (auto [j, element] : llvm::enumerate(elems))
+      v = LLVM::InsertElementOp::create(b, loc(), v, element, cI32(j));
+    return v;
+  }
   /// The `vec` registers of `x` (layout `l`) from register index `ri` on
   /// along the tile's last dim, each cast to `elem`, as one vector.
   Value packRun(const TileLayout &l, const Regs &x, ArrayRef<int64_t> ri, int64_t vec, Type elem) {
@@ -647,13 +655,11 @@ private:
     SmallVector<int64_t, 2> rj(ri);
     for (int64_t j = 0; j < vec; ++j, ++rj.back())
       run.push_back(x[l.regNumber(rj)]);
-    auto type = VectorType::get({vec}, elem);
-    if (Value whole = wholeVector(run, type))
+    if (Value whole = wholeVector(run, VectorType::get({vec}, elem)))
       return whole;
-    Value v = LLVM::UndefOp::create(b, loc(), type);
-    for (auto [j, element] : llvm::enumerate(run))
-      v = LLVM::InsertElementOp::create(b, loc(), v, scalarCast(b, loc(), element, elem), cI32(j));
-    return v;
+    for (Value &element : run)
+      element = scalarCast(b, loc(), element, elem);
+    return vectorOf(run);
   }
   /// The element type a product's operands are staged as: tf32 operands are
   /// f32 bits (the tensor cores read the top 19), others as they are.

@@ -156,9 +156,7 @@ void GpuKernelLowering::zeroRowsPastLimit(const RingPlan &ring, Value stage, Loa
   int64_t pieces = ring.swizzleBytes / 16, perBlock = rows * pieces;
   int64_t total = perBlock * ring.kBlocks, threads = plan.roles[role].numWarps * 32;
   Value me = add(mul(warp, cIndex(32)), lane);
-  Value zero = LLVM::UndefOp::create(b, loc(), VectorType::get({4}, b.getI32Type()));
-  for (int64_t j = 0; j < 4; ++j)
-    zero = LLVM::InsertElementOp::create(b, loc(), zero, cI32(0), cI32(j));
+  Value zero = vectorOf(SmallVector<Value>(4, cI32(0)));
   Value stageStart = add(cIndex(ring.offset), mul(stage, cIndex(ring.stageStride)));
   for (int64_t first = 0; first < total; first += threads) {
     OpBuilder::InsertionGuard each(b);

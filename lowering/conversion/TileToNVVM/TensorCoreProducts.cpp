@@ -888,9 +888,7 @@ void GpuKernelLowering::storeFragmentPair(const MmaTiling &t, Value dBase, Value
     enterIf(inside);
   // A column past an odd N is never read; the row's padding holds it.
   Type f32 = b.getF32Type();
-  Value pair = LLVM::UndefOp::create(b, loc(), VectorType::get({2}, f32));
-  for (auto [j, x] : llvm::enumerate(std::array<Value, 2>{x0, x1}))
-    pair = LLVM::InsertElementOp::create(b, loc(), pair, x, cI32(j));
+  Value pair = vectorOf({x0, x1});
   LLVM::StoreOp::create(b, loc(), pair,
                         sharedElem(dBase, f32, add(mul(row, cIndex(t.dStride)), col)),
                         t.dStride % 2 ? 4 : 8);

@@ -92,12 +92,9 @@ void GpuKernelLowering::stageRows(Value tile, Value base, int64_t pitch) {
     SmallVector<Value> c = regCoords(l, bases, r);
     Value at = sharedElem(base, elem, add(mul(c[0], cIndex(pitch)), c[1]));
     Value v = x[r];
-    auto type = VectorType::get({run}, elem);
-    if (run > 1 && !(v = wholeVector(ArrayRef<Value>(x).slice(r, run), type))) {
-      v = LLVM::PoisonOp::create(b, loc(), type);
-      for (int64_t e = 0; e < run; ++e)
-        v = LLVM::InsertElementOp::create(b, loc(), v, x[r + e], cI32(e));
-    }
+    ArrayRef<Value> elems = ArrayRef<Value>(x).slice(r, run);
+    if (run > 1 && !(v = wholeVector(elems, VectorType::get({run}, elem))))
+      v = vectorOf(elems);
     LLVM::StoreOp::create(b, loc(), v, at, run * elemBytes);
   }
 }
@@ -169,12 +166,9 @@ void GpuKernelLowering::multiplyWarpMma(DotOp op, const WarpMmaTiling &t) {
   // A's fragment from its registers (t.aInRegisters), two elements a word.
   auto aFromRegisters = [&](int64_t mb, int64_t ks) {
     const Regs &x = regs[op.getLhs()];
-    Type elem = cast<TileType>(op.getLhs().getType()).getElementType();
     SmallVector<Value> words;
     for (int64_t e = 0; e < 8; e += 2) {
-      Value pair = LLVM::PoisonOp::create(b, loc(), VectorType::get({2}, elem));
-      pair = LLVM::InsertElementOp::create(b, loc(), pair, x[t.aRegister(mb, ks, e)], cI32(0));
-      pair = LLVM::InsertElementOp::create(b, loc(), pair, x[t.aRegister(mb, ks, e + 1)], cI32(1));
+      Value pair = vectorOf({x[t.aRegister(mb, ks, e)], x[t.aRegister(mb, ks, e + 1)]});
       words.push_back(t.bf16 ? LLVM::BitcastOp::create(b, loc(), i32, pair).getResult() : pair);
     }
     return words;
@@ -203,18 +197,13 @@ void GpuKernelLowering::multiplyWarpMma(DotOp op, const WarpMmaTiling &t) {
   // two neighbouring rows of one column, as the B fragment takes them.
   auto bFromRegisters = [&](int64_t nb, int64_t ks) {
     const Regs &x = regs[op.getRhs()];
-    Type elem = cast<TileType>(op.getRhs().getType()).getElementType();
     SmallVector<Value> &words = movedB[{op.getRhs(), ks, nb}];
     if (!words.empty())
       return asWords(words); // the pair's other product read the same B
-
     for (int64_t half = 0; half < 2; ++half) {
-      Value pair = LLVM::PoisonOp::create(b, loc(), VectorType::get({2}, elem));
-      for (int64_t e = 0; e < 2; ++e)
-        pair = LLVM::InsertElementOp::create(b, loc(), pair, x[t.bRegister(ks, nb, 2 * half + e)],
-                                             cI32(e));
-      Value word = LLVM::BitcastOp::create(b, loc(), i32, pair);
-      words.push_back(transposeMatrix(word));
+      Value pair =
+          vectorOf({x[t.bRegister(ks, nb, 2 * half)], x[t.bRegister(ks, nb, 2 * half + 1)]});
+      words.push_back(transposeMatrix(LLVM::BitcastOp::create(b, loc(), i32, pair)));
     }
     return asWords(words);
   };
