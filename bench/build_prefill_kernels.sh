@@ -20,10 +20,11 @@ done
 # Plain products for bench/gpu_matmul_check.py (the tensor-core lowering on
 # bf16 operands and on tf32 operands, the bf16 product issued by an MMA
 # warpgroup, warp-level mma.sync on bf16 and on transposed f16, a bf16
-# product stored transposed, two products reading one ring stage, and on one
-# warp a product of a product's result by itself, from its registers).
+# product stored transposed, two products reading one ring stage, on one
+# warp a product of a product's result by itself, from its registers, and a
+# running sum in the accumulators updated by a scaled f16 product).
 for s in bf16_sm_90a tf32_sm_90a bf16_sm_90a_mma bf16_sm_90a_sync f16_sm_90a_sync bf16_ct_sm_90a \
-  bf16_two_sm_90a bf16_square_sm_90a_sync; do
+  bf16_two_sm_90a bf16_square_sm_90a_sync scaled_update_sm_90a; do
   "$KILN" compile tests/gpu/matmul.tile --schedule tests/gpu/matmul_$s.yaml \
     --emit cubin -o .kiln-out/matmul/matmul_${s/_sm_90a/}.cubin
 done

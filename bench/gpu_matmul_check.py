@@ -36,6 +36,10 @@ CASES = [  # manifest, M, N, tolerance (||c - ref|| / ||ref||)
     # first's accumulators (movmatrix); N is 32. Z's bf16 rounding may
     # differ from the float64 reference's by an ulp in a few elements.
     (".kiln-out/matmul/matmul_bf16_square_sync.json", 256, 32, 1e-3),
+    # S = S s_j + dot(x_j / t_j as f16, y_j) t_j over six steps, S in the
+    # accumulators, x_j and t_j about 1e-30: unscaled, x_j would flush to
+    # zero in f16 (S all zeros). Its tolerance is f16's rounding of A.
+    (".kiln-out/matmul/matmul_scaled_update.json", 64, 128, 2e-3),
 ]
 
 
@@ -73,6 +77,16 @@ def main():
             kern(a, b, c)
             z = (a.double().view(M // 32, 32, K) @ b.double()).bfloat16().double()
             ref = (z @ z).reshape(M, N)
+        elif kern.manifest["entry"] == "matmul_scaled_update":
+            K = 32
+            t = torch.tensor([1e-30, 3e-31, 2e-30, 5e-31, 1e-30, 4e-30], device="cuda")
+            s = torch.rand(len(t), device="cuda") + 0.5
+            x = torch.randn(len(t), M, K, device="cuda") * t[:, None, None]
+            y = torch.randn(len(t), K, N, device="cuda").half()
+            kern(x, y, s, t, c)
+            ref = torch.zeros(M, N, dtype=torch.float64, device="cuda")
+            for j in range(len(t)):
+                ref = ref * s[j].double() + x[j].double() @ y[j].double()
         elif kern.manifest["entry"] == "matmul_bf16":
             a = torch.randn(M, K, device="cuda").bfloat16()
             b = torch.randn(K, N, device="cuda").bfloat16()

@@ -501,10 +501,36 @@ FailureOr<ResidentPlan> planResident(StringRef name, Operation *init, ScheduleAt
                     " + dot(a, b)`");
   res.sum = sum;
   Value other;
+  // The product, or (in registers) the product times a scalar.
+  auto scaledProduct = [&](Value x) -> std::pair<DotOp, MulOp> {
+    if (auto dot = x.getDefiningOp<DotOp>())
+      return {dot, MulOp()};
+    auto mul = x.getDefiningOp<MulOp>();
+    if (!mul || !mul->hasOneUse())
+      return {};
+    for (auto [p, q] : {std::pair{mul.getLhs(), mul.getRhs()}, {mul.getRhs(), mul.getLhs()}}) {
+      auto dot = p.getDefiningOp<DotOp>();
+      auto bc = q.getDefiningOp<BroadcastOp>();
+      if (dot && bc && bc.getInput().getType().getShape().empty())
+        return {dot, mul};
+    }
+    return {};
+  };
   for (auto [x, y] : {std::pair{sum.getLhs(), sum.getRhs()}, {sum.getRhs(), sum.getLhs()}})
-    if (auto dot = x.getDefiningOp<DotOp>(); dot && !res.update) {
+    if (auto [dot, mul] = scaledProduct(x); dot && !res.update) {
+      if (mul && !res.inRegisters)
+        return fail(mul, "scales the product it adds onto '" + name +
+                             "' in tensor memory, which takes it only as " + form + " or `" + name +
+                             " + dot(a, b)`; in registers it may be `" + name +
+                             " * s + dot(a, b) * t`, t a scalar");
       res.update = dot;
       other = y;
+      if (mul) {
+        res.productScale = mul;
+        res.productFactor = mul.getLhs() == dot.getResult()
+                                ? mul.getRhs().getDefiningOp<BroadcastOp>().getInput()
+                                : mul.getLhs().getDefiningOp<BroadcastOp>().getInput();
+      }
     }
   if (res.update && other != carried) {
     auto scale = other.getDefiningOp<MulOp>();
@@ -536,8 +562,10 @@ FailureOr<ResidentPlan> planResident(StringRef name, Operation *init, ScheduleAt
   if (!res.update)
     return fail(sum, "gives '" + name + "' its next value, which " + where + " take" +
                          (res.inRegisters ? "" : "s") + " only as " + form + " with s a scalar" +
-                         (res.inRegisters ? " or one factor a row (`r[:, None]`)" : "") + ", or `" +
-                         name + " + dot(a, b)`");
+                         (res.inRegisters ? " or one factor a row (`r[:, None]`), `" + name +
+                                                " * s + dot(a, b) * t` with t a scalar"
+                                          : "") +
+                         ", or `" + name + " + dot(a, b)`");
   DotOp update = res.update;
   if (update.getAcc() || !update->hasOneUse() || update.getType() != type || !sum->hasOneUse())
     return fail(update, "accumulates onto '" + name + "' in " + where +
@@ -877,7 +905,7 @@ const ResidentPlan *KernelPlan::residentOf(Operation *loop, unsigned index) cons
 
 const ResidentPlan *KernelPlan::residentTouchedBy(Operation *op) const {
   for (const ResidentPlan &res : residents) {
-    if (op == res.update || op == res.scale || op == res.sum)
+    if (op == res.update || op == res.scale || op == res.sum || op == res.productScale)
       return &res;
     auto loop = cast<scf::ForOp>(res.loop);
     if (isa<CastOp>(op) && op->getOperand(0) == loop.getRegionIterArgs()[res.index])

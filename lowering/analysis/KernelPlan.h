@@ -158,6 +158,13 @@ struct ResidentPlan {
   mlir::Value factor;
   bool rowFactor = false;                           // the factor is a tile, one value a row
   mlir::Operation *scale = nullptr, *sum = nullptr; // the mul (or null) and the add
+  /// (In registers) what the product is scaled by before it is added, or
+  /// null: `S * s + dot(a, b) * t`, t a rank-0 tile. The product then runs
+  /// into accumulators of its own, and the sum adds it, times t, onto the
+  /// fragment (an f16 update whose operands were scaled by 1 / t to stay in
+  /// f16's range). `productScale` is that mul.
+  mlir::Value productFactor;
+  mlir::Operation *productScale = nullptr;
   /// Held in registers and every product reading a copy of it issued before
   /// the mul: the fragments are scaled where the mul is, while those
   /// products run, not on the way to the update.
@@ -289,10 +296,11 @@ struct KernelPlan {
   /// The resident tile whose update (the product, its scale or its sum) or
   /// operand copy `op` is, or null.
   const ResidentPlan *residentTouchedBy(mlir::Operation *op) const;
-  /// The resident tile `op` (a dot) accumulates onto, or null.
+  /// The resident tile `op` (a dot) accumulates onto, or null. (A product
+  /// scaled before its sum, `productFactor`, accumulates onto nothing.)
   const ResidentPlan *residentUpdatedBy(mlir::Operation *op) const {
     const ResidentPlan *res = residentTouchedBy(op);
-    return res && res->update == op ? res : nullptr;
+    return res && res->update == op && !res->productFactor ? res : nullptr;
   }
   /// Whether the product of `op` (a dot), alone or with the dot it pairs
   /// with, stages in the whole layout of one staging both operands even

@@ -341,6 +341,12 @@ void LayoutSolver::applyFragmentLayouts() {
         // A factor a row scales the fragments register for register.
         if (res.rowFactor)
           set(res.factor, fragment);
+        // A product scaled before its sum keeps its result in the
+        // accumulators, which the sum adds register for register.
+        if (res.productFactor) {
+          DotOp update = res.update;
+          set(update.getResult(), fragment);
+        }
       }
   }
   auto all = [](Operation *) { return true; };

@@ -522,6 +522,15 @@ int64_t GpuKernelLowering::pendingNeededBy(Operation *op) {
   if (!runs(op) || pairedSeconds.contains(op))
     return -1; // nothing to lower here
   if (const ResidentPlan *res = plan.residentTouchedBy(op); res && res->role == role) {
+    // A product scaled before its sum is added there: the sum waits for it.
+    if (op == res->sum && res->productFactor) {
+      int64_t last = -1;
+      DotOp update = res->update;
+      for (auto [i, pending] : llvm::enumerate(pendingProducts))
+        if (llvm::is_contained(pending.results, update.getResult()))
+          last = static_cast<int64_t>(i);
+      return last;
+    }
     if (op != res->update)
       return -1;
     // An update waits for the products it reads and for its own state's
@@ -627,6 +636,10 @@ LogicalResult GpuKernelLowering::lowerOpNow(Operation *op) {
       res && res->role == role && op != res->update) {
     if (op == res->scale && res->scalesAtMul)
       scaleResident(*res);
+    if (op == res->sum && res->productFactor) {
+      llvm::SaveAndRestore<LocationAttr> at(here, locationOf(op));
+      addScaledProduct(*res);
+    }
     return success();
   }
   llvm::SaveAndRestore<LocationAttr> at(here, locationOf(op));

@@ -604,6 +604,10 @@ private:
   void readResident(const ResidentPlan &res, Value result);
   /// Multiplies the resident's columns by its factor where they are.
   void scaleResident(const ResidentPlan &res);
+  /// `S * s + dot(a, b) * t` (ResidentPlan::productFactor), at its sum: the
+  /// fragment scaled by s (unless that happened at the mul), then each
+  /// register plus the product's, times t.
+  void addScaledProduct(const ResidentPlan &res);
   /// Stages a copy of the resident cast to `copyElem` (the operand of a
   /// product planned as `t`) straight from its columns: each lane converts
   /// its row's columns and stores them K-major at `region`, rows from

@@ -1230,6 +1230,27 @@ void GpuKernelLowering::scaleResident(const ResidentPlan &res) {
   NVVM::Tcgen05WaitOp::create(b, loc(), NVVM::Tcgen05WaitKind::STORE);
 }
 
+void GpuKernelLowering::addScaledProduct(const ResidentPlan &res) {
+  if (res.factor && !res.scalesAtMul)
+    scaleResident(res);
+  // The product ran into accumulators of its own and kept its result in
+  // fragmentLayout() (AssignLayouts gives every product that keeps its
+  // result that layout); the resident holds the accumulators in their own
+  // order (writeResident).
+  MmaTiling t = residentTiling(res);
+  DotOp update = res.update;
+  const Regs &product = regs[update.getResult()];
+  assert(static_cast<int64_t>(product.size()) == t.rounds() * t.nChunk / 2 &&
+         "the scaled product is in the resident's fragment layout");
+  Value by = regs[res.productFactor][0];
+  Regs &fragment = fragments[&res];
+  for (int64_t round = 0; round < t.rounds(); ++round)
+    for (int64_t j = 0; j < t.nChunk / 2; ++j) {
+      Value &x = fragment[round * t.nChunk / 2 + j];
+      x = LLVM::FMAOp::create(b, loc(), product[t.fragmentRegister(round, j)], by, x);
+    }
+}
+
 void GpuKernelLowering::stageResidentOperand(const ResidentPlan &res, Type copyElem, bool isLhs,
                                              const MmaTiling &t, int64_t region, bool swizzled,
                                              int64_t rowOffset, int64_t part) {
