@@ -501,10 +501,16 @@ FailureOr<ResidentPlan> planResident(StringRef name, Operation *init, ScheduleAt
                     " + dot(a, b)`");
   res.sum = sum;
   Value other;
-  // The product, or (in registers) the product times a scalar.
-  auto scaledProduct = [&](Value x) -> std::pair<DotOp, MulOp> {
+  // The product, or (in registers) the product times a scalar: the dot, and
+  // the mul and the scalar it multiplies by (null for a plain product).
+  struct ScaledProduct {
+    DotOp dot;
+    MulOp mul;
+    Value factor;
+  };
+  auto scaledProduct = [&](Value x) -> ScaledProduct {
     if (auto dot = x.getDefiningOp<DotOp>())
-      return {dot, MulOp()};
+      return {dot, MulOp(), Value()};
     auto mul = x.getDefiningOp<MulOp>();
     if (!mul || !mul->hasOneUse())
       return {};
@@ -512,25 +518,21 @@ FailureOr<ResidentPlan> planResident(StringRef name, Operation *init, ScheduleAt
       auto dot = p.getDefiningOp<DotOp>();
       auto bc = q.getDefiningOp<BroadcastOp>();
       if (dot && bc && bc.getInput().getType().getShape().empty())
-        return {dot, mul};
+        return {dot, mul, bc.getInput()};
     }
     return {};
   };
   for (auto [x, y] : {std::pair{sum.getLhs(), sum.getRhs()}, {sum.getRhs(), sum.getLhs()}})
-    if (auto [dot, mul] = scaledProduct(x); dot && !res.update) {
-      if (mul && !res.inRegisters)
-        return fail(mul, "scales the product it adds onto '" + name +
-                             "' in tensor memory, which takes it only as " + form + " or `" + name +
-                             " + dot(a, b)`; in registers it may be `" + name +
-                             " * s + dot(a, b) * t`, t a scalar");
-      res.update = dot;
+    if (ScaledProduct p = scaledProduct(x); p.dot && !res.update) {
+      if (p.mul && !res.inRegisters)
+        return fail(p.mul, "scales the product it adds onto '" + name +
+                               "' in tensor memory, which takes it only as " + form + " or `" +
+                               name + " + dot(a, b)`; in registers it may be `" + name +
+                               " * s + dot(a, b) * t`, t a scalar");
+      res.update = p.dot;
+      res.productScale = p.mul;
+      res.productFactor = p.factor;
       other = y;
-      if (mul) {
-        res.productScale = mul;
-        res.productFactor = mul.getLhs() == dot.getResult()
-                                ? mul.getRhs().getDefiningOp<BroadcastOp>().getInput()
-                                : mul.getLhs().getDefiningOp<BroadcastOp>().getInput();
-      }
     }
   if (res.update && other != carried) {
     auto scale = other.getDefiningOp<MulOp>();
