@@ -40,9 +40,10 @@ int64_t DotPair::offset() const {
   return sharesRhs ? dot.getLhs().getType().getShape()[0] : dot.getRhs().getType().getShape()[1];
 }
 
-std::optional<tile::DotOp> kiln::nextDotRunnableWith(tile::DotOp first) {
+std::optional<tile::DotOp> kiln::nextDotRunnableWith(tile::DotOp first, tile::DotOp after) {
   tile::DotOp second;
-  for (Operation *op = first->getNextNode(); op && !second; op = op->getNextNode())
+  Operation *from = after ? after.getOperation() : first.getOperation();
+  for (Operation *op = from->getNextNode(); op && !second; op = op->getNextNode())
     second = dyn_cast<tile::DotOp>(op);
   if (!second)
     return std::nullopt;

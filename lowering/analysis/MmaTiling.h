@@ -43,10 +43,11 @@ bool feedsOnlyDots(mlir::Operation *op);
 /// tile are one operand.
 std::pair<mlir::Value, bool> stagedTile(mlir::Value operand);
 
-/// The next dot of `first`'s block where everything it reads exists where
-/// `first` runs (a transpose folded into it: its input), so that both can
-/// run there together; none otherwise.
-std::optional<tile::DotOp> nextDotRunnableWith(tile::DotOp first);
+/// The next dot of `first`'s block (after `after`, when given: the last of
+/// a group already run with `first`) where everything it reads exists
+/// where `first` runs (a transpose folded into it: its input), so that
+/// both can run there together; none otherwise.
+std::optional<tile::DotOp> nextDotRunnableWith(tile::DotOp first, tile::DotOp after = {});
 
 /// Two dots that run as one tensor-core product. The second is the next dot of the
 /// first's block; it shares one operand with the first (the same tile, or

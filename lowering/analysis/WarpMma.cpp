@@ -116,12 +116,28 @@ FailureOr<WarpMmaTiling> WarpMmaTiling::get(tile::DotOp dot, int64_t warps, Warp
 
 int64_t WarpMmaTiling::stagingBytes(tile::DotOp dot, int64_t warps) {
   std::string why;
-  WarpMmaStaging alone, both;
-  if (failed(get(dot, warps, alone, why)))
+  WarpMmaStaging staging;
+  FailureOr<WarpMmaTiling> first = get(dot, warps, staging, why);
+  if (failed(first))
     return 0;
-  int64_t most = alone.bytes;
-  if (std::optional<tile::DotOp> second = nextDotRunnableWith(dot))
-    if (succeeded(get(dot, warps, both, why)) && succeeded(get(*second, warps, both, why)))
-      most = std::max(most, both.bytes);
-  return most;
+  SmallVector<tile::DotOp, 4> dots{dot};
+  SmallVector<WarpMmaTiling, 4> plans{*first};
+  growGroup(dot, warps, staging, dots, plans, [](tile::DotOp) { return true; });
+  return staging.bytes;
+}
+
+void WarpMmaTiling::growGroup(tile::DotOp first, int64_t warps, WarpMmaStaging &staging,
+                              SmallVectorImpl<tile::DotOp> &dots,
+                              SmallVectorImpl<WarpMmaTiling> &plans,
+                              function_ref<bool(tile::DotOp)> joins) {
+  while (std::optional<tile::DotOp> next = nextDotRunnableWith(first, dots.back())) {
+    WarpMmaStaging grown = staging;
+    std::string why;
+    FailureOr<WarpMmaTiling> t;
+    if (!joins(*next) || failed(t = get(*next, warps, grown, why)))
+      return;
+    staging = grown;
+    dots.push_back(*next);
+    plans.push_back(*t);
+  }
 }

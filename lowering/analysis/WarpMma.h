@@ -26,6 +26,7 @@
 #define KILN_LOWERING_ANALYSIS_WARPMMA_H
 
 #include "dsl/TileDialect.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <optional>
 #include <string>
@@ -124,9 +125,17 @@ struct WarpMmaTiling {
   /// failure `why` says what does not fit.
   static mlir::FailureOr<WarpMmaTiling> get(tile::DotOp dot, int64_t warps, WarpMmaStaging &staging,
                                             std::string &why);
-  /// The staging bytes of `dot` alone and of `dot` with the dot it runs
-  /// with behind one barrier (nextDotRunnableWith), whichever is more; 0
-  /// where it cannot be planned.
+  /// The dots that run after `first`'s plan (the group's first entry in
+  /// `dots` and `plans`, placed in `staging`) behind its barrier: each
+  /// next dot whose operands exist where `first` runs
+  /// (nextDotRunnableWith), while `joins` lets it and it plans. An operand
+  /// two of them read is staged once.
+  static void growGroup(tile::DotOp first, int64_t warps, WarpMmaStaging &staging,
+                        llvm::SmallVectorImpl<tile::DotOp> &dots,
+                        llvm::SmallVectorImpl<WarpMmaTiling> &plans,
+                        llvm::function_ref<bool(tile::DotOp)> joins);
+  /// The staging bytes of `dot` with the dots that run with it behind one
+  /// barrier (growGroup); 0 where `dot` cannot be planned.
   static int64_t stagingBytes(tile::DotOp dot, int64_t warps);
 };
 

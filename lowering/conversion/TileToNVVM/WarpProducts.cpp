@@ -21,37 +21,23 @@ LogicalResult GpuKernelLowering::lowerWarpMmaDot(DotOp op) {
   if (pairedSeconds.contains(op))
     return success(); // its result came with the dot before it
   int64_t warps = plan.productWarps(role, /*wgmma=*/false);
-  // The dot with the one it pairs with, where both plan (one the second
-  // cannot run with is lowered on its own, and reports its error then).
-  auto planGroup = [&](ArrayRef<DotOp> dots, WarpMmaStaging &staging,
-                       SmallVector<WarpMmaTiling, 2> &plans, std::string &why) {
-    for (DotOp d : dots) {
-      FailureOr<WarpMmaTiling> t = WarpMmaTiling::get(d, warps, staging, why);
-      if (failed(t))
-        return false;
-      plans.push_back(*t);
-    }
-    return true;
-  };
-  SmallVector<DotOp, 2> dots{op};
   WarpMmaStaging staging;
-  SmallVector<WarpMmaTiling, 2> plans;
   std::string why;
-  if (std::optional<DotOp> second = nextDotRunnableWith(op); second && runs(*second)) {
-    dots.push_back(*second);
-    if (!planGroup(dots, staging, plans, why)) {
-      dots.pop_back();
-      staging = {};
-      plans.clear();
-    }
-  }
-  if (plans.empty() && !planGroup(dots, staging, plans, why)) {
+  FailureOr<WarpMmaTiling> first = WarpMmaTiling::get(op, warps, staging, why);
+  if (failed(first)) {
     InFlightDiagnostic diag = op.emitOpError("under 'mma: mma_sync' ") << why;
     noteScheduleLine(diag, schedule, {"mma"});
     return diag;
   }
-  if (dots.size() == 2)
-    pairedSeconds.insert(dots[1]);
+  // The dots after it whose operands exist here run with it, behind the
+  // same barrier (the chunk kernel's q q^T reads q where q k^T staged it).
+  // One that does not plan is lowered on its own, and reports its error
+  // then.
+  SmallVector<DotOp, 4> dots{op};
+  SmallVector<WarpMmaTiling, 4> plans{*first};
+  WarpMmaTiling::growGroup(op, warps, staging, dots, plans, [&](DotOp d) { return runs(d); });
+  for (DotOp d : ArrayRef(dots).drop_front())
+    pairedSeconds.insert(d);
   movedB.clear();
 
   for (const WarpMmaStaging::Tile &st : staging.tiles)
