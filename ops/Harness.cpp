@@ -32,9 +32,23 @@ const OpHarness *kiln::findHarness(const std::string &kernel) {
   return nullptr;
 }
 
-void OpHarness::completeConfig(RunConfig &cfg, const std::map<std::string, int64_t> &constants,
+bool OpHarness::completeConfig(RunConfig &cfg, const std::map<std::string, int64_t> &constants,
                                const std::map<std::string, std::string> &types,
-                               bool roundedOperands) const {
+                               bool roundedOperands, std::string &error,
+                               const std::vector<std::string> &alsoTaken) const {
+  for (auto &[name, v] : cfg.dims) {
+    if (std::find(dims.begin(), dims.end(), name) != dims.end() ||
+        std::find(alsoTaken.begin(), alsoTaken.end(), name) != alsoTaken.end())
+      continue;
+    std::string list;
+    for (const std::string &d : dims)
+      list += (list.empty() ? "" : ", ") + d;
+    error =
+        "--dims " + name + ": " + kernel + " takes no dim '" + name + "' (it takes " + list + ")";
+    if (constants.count(name))
+      error += "; " + name + " is a constant of its source: -D " + name + "=N";
+    return false;
+  }
   cfg.roundedOperands = roundedOperands;
   for (auto &[k, v] : constants)
     cfg.constants[k] = v;
@@ -42,6 +56,7 @@ void OpHarness::completeConfig(RunConfig &cfg, const std::map<std::string, int64
     cfg.types[k] = v;
   for (auto &[k, v] : defaultDims)
     cfg.dims.emplace(k, v);
+  return true;
 }
 
 /// Splits "a,b,c" (an empty text is one empty part).
@@ -82,7 +97,8 @@ bool kiln::parseRunOption(int argc, char **argv, int &i, RunConfig &cfg, std::st
         return error = "--dims takes NAME=POSITIVE_INTEGER pairs, got '" + part + "'", true;
       if (n > kLargestDim)
         return error = "--dims " + part + ": a dim must be below 2^31", true;
-      cfg.dims[part.substr(0, eq)] = n;
+      if (!cfg.dims.emplace(part.substr(0, eq), n).second)
+        return error = "--dims names " + part.substr(0, eq) + " twice", true;
     }
   } else if (arg == "--seed") {
     if (!value() || !parseInteger(v, n))

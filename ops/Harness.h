@@ -58,9 +58,15 @@ struct OpHarness {
   /// Fills in what a caller's config leaves out: this op's default dims, the
   /// consts the kernel was compiled with (they override), and whether its
   /// matrix products round their operands (roundsMatrixOperands, or the
-  /// manifest's `rounded_operands`).
-  void completeConfig(RunConfig &cfg, const std::map<std::string, int64_t> &constants,
-                      const std::map<std::string, std::string> &types, bool roundedOperands) const;
+  /// manifest's `rounded_operands`). A dim the caller gave that the op does
+  /// not take (--dims) is an error: `error` names it and the op's dims.
+  /// `alsoTaken` names dims a caller uses besides the harness's (kiln
+  /// compare's estimate reads the signature's T and N, which a run derives
+  /// from --seqlens).
+  [[nodiscard]] bool completeConfig(RunConfig &cfg, const std::map<std::string, int64_t> &constants,
+                                    const std::map<std::string, std::string> &types,
+                                    bool roundedOperands, std::string &error,
+                                    const std::vector<std::string> &alsoTaken = {}) const;
 };
 
 const OpHarness *findHarness(const std::string &kernel);

@@ -11,6 +11,7 @@
 #include "dsl/lang/Compile.h"
 #include "dsl/lang/Parser.h"
 
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Verifier.h"
 
@@ -755,6 +756,13 @@ SVal Emitter::index(const Expr &e) {
       if (bounded && base.offsets[d])
         st = arith::AddIOp::create(b, loc(pos), base.offsets[d], st);
       s.starts.push_back(st);
+      // A compile-time start in a dim of static size must lie inside it:
+      // points and ranges there are not masked.
+      std::optional<int64_t> known = getConstantIntValue(st);
+      if (known && !view.isDynamicDim(d) && (*known < 0 || *known >= view.getShape()[d]))
+        return error(item->start->pos, "index " + std::to_string(*known) + " lies outside dim " +
+                                           std::to_string(d) + " of '" + base.name + "', of size " +
+                                           std::to_string(view.getShape()[d]));
       if (item->kind == IndexItem::Point) {
         s.window.push_back(1);
         continue;
@@ -772,6 +780,11 @@ SVal Emitter::index(const Expr &e) {
         return error(item->size->pos, "range of " + std::to_string(n) + " exceeds dim " +
                                           std::to_string(d) + " of '" + base.name + "' (" +
                                           std::to_string(view.getShape()[d]) + ")");
+      if (known && !view.isDynamicDim(d) && *known + n > view.getShape()[d])
+        return error(item->pos, "range [" + std::to_string(*known) + ", " +
+                                    std::to_string(*known + n) + ") lies outside dim " +
+                                    std::to_string(d) + " of '" + base.name + "', of size " +
+                                    std::to_string(view.getShape()[d]));
       // Ranges over runtime dims may run past the end: mask them.
       if (view.isDynamicDim(d))
         s.masked = true;

@@ -90,7 +90,10 @@ static int runKilnGpu(int argc, char **argv) {
   if (selection)
     for (size_t r = 0; r < selection->selection().rules.size(); ++r)
       rounded |= selection->kernel(r).manifest().roundedOperands;
-  harness->completeConfig(cfg, m.consts, m.types, rounded);
+  if (!harness->completeConfig(cfg, m.consts, m.types, rounded, error)) {
+    std::fprintf(stderr, "kiln-gpu: error: %s\n", error.c_str());
+    return 2;
+  }
   std::vector<double> ms;
   size_t rule = 0;
   Launcher launch = [&](const std::vector<ArgValue> &args, std::string &err) {

@@ -395,8 +395,14 @@ int kiln::compareSchedules(const CompareOptions &o) {
     // minutes); the estimate is at --dims.
     std::map<std::string, int64_t> numericDims = checkShapes.empty() ? o.dims : checkShapes[0];
     cfg.seed = o.seed;
-    if (harness)
-      harness->completeConfig(cfg, c.constants, c.types, roundsMatrixOperands(*c.module));
+    std::string error;
+    if (harness &&
+        !harness->completeConfig(cfg, c.constants, c.types, roundsMatrixOperands(*c.module), error,
+                                 sig.runtimeDims)) {
+      row.error = "kiln: error: " + error + "\n";
+      rows.push_back(row);
+      continue;
+    }
     estimate(sig, kernels, cfg.dims, row);
     const TargetDesc &t = *c.schedule.target;
     if (t.bandwidthBytesPerS > 0)
@@ -432,7 +438,6 @@ int kiln::compareSchedules(const CompareOptions &o) {
       }
     }
 
-    std::string error;
     auto cpu = CpuKernel::compile(*c.module, error);
     if (cpu && harness) {
       std::vector<CheckResult> checks;

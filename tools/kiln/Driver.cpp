@@ -547,8 +547,8 @@ bool kiln::runOnCpu(const std::string &tilePath, const std::string &schedulePath
     return ok;
   };
   if (harness) {
-    harness->completeConfig(config, c.constants, c.types, rounded);
-    if (!harness->run(config, launch, checks, error)) {
+    if (!harness->completeConfig(config, c.constants, c.types, rounded, error) ||
+        !harness->run(config, launch, checks, error)) {
       errs << "kiln: error: " << error << "\n";
       return false;
     }

@@ -540,8 +540,9 @@ int runOnGpuCommand(const Args &a, RunConfig cfg) {
   };
   std::vector<CheckResult> checks;
   if (const OpHarness *harness = harnessFor(build.manifest.entry, a.data)) {
-    harness->completeConfig(cfg, c.constants, c.types, build.manifest.roundedOperands);
-    if (!harness->run(cfg, launch, checks, error)) {
+    if (!harness->completeConfig(cfg, c.constants, c.types, build.manifest.roundedOperands,
+                                 error) ||
+        !harness->run(cfg, launch, checks, error)) {
       llvm::errs() << "kiln: error: " << error << "\n";
       return 2;
     }
