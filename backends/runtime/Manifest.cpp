@@ -1,6 +1,7 @@
 //===- Manifest.cpp - what a launcher needs to know about a kernel --------===//
 #include "backends/runtime/Manifest.h"
 
+#include <climits>
 #include <fstream>
 #include <sstream>
 
@@ -185,6 +186,8 @@ bool KernelManifest::load(const std::string &path, KernelManifest &m, std::strin
   return true;
 }
 
+static std::string exprText(const Value &e, bool nested = false);
+
 bool kiln::evalGridExpr(const Value &e, const std::map<std::string, int64_t> &dims, int64_t &out,
                         std::string &error) {
   if (e.kind == Value::Number) {
@@ -212,16 +215,18 @@ bool kiln::evalGridExpr(const Value &e, const std::map<std::string, int64_t> &di
     error = "grid expression divides by zero";
     return false;
   }
+  // Checked: a product of large dims that wrapped would launch a wrong grid.
+  bool wraps = false;
   if (op == "add")
-    out = a + b;
+    wraps = __builtin_add_overflow(a, b, &out);
   else if (op == "sub")
-    out = a - b;
+    wraps = __builtin_sub_overflow(a, b, &out);
   else if (op == "mul")
-    out = a * b;
+    wraps = __builtin_mul_overflow(a, b, &out);
   else if (op == "div")
-    out = a / b;
+    out = (wraps = a == INT64_MIN && b == -1) ? 0 : a / b;
   else if (op == "ceildiv")
-    out = (a + b - 1) / b;
+    out = (wraps = __builtin_add_overflow(a, b - 1, &out)) ? 0 : out / b;
   else if (op == "min")
     out = std::min(a, b);
   else if (op == "max")
@@ -230,11 +235,16 @@ bool kiln::evalGridExpr(const Value &e, const std::map<std::string, int64_t> &di
     error = "unknown grid operator '" + op + "'";
     return false;
   }
+  if (wraps) {
+    error = "grid expression " + exprText(e) + " does not fit in 64 bits at " + std::to_string(a) +
+            ", " + std::to_string(b);
+    return false;
+  }
   return true;
 }
 
 /// A grid expression as the source would write it: `HV / H`.
-static std::string exprText(const Value &e, bool nested = false) {
+static std::string exprText(const Value &e, bool nested) {
   if (e.kind == Value::String)
     return e.string;
   if (e.kind != Value::Array || e.array.size() != 3)

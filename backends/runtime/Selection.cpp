@@ -2,6 +2,9 @@
 #include "backends/runtime/Selection.h"
 
 #include <cctype>
+#include <cerrno>
+#include <climits>
+#include <cstdint>
 #include <cstdlib>
 
 using namespace kiln;
@@ -98,7 +101,11 @@ bool kiln::evalSelectionCondition(const std::vector<std::string> &rpn,
     if (t.empty())
       return error = "an empty token", false;
     if (std::isdigit((unsigned char)t[0])) {
-      stack.push_back(std::strtoll(t.c_str(), nullptr, 10));
+      errno = 0;
+      int64_t v = std::strtoll(t.c_str(), nullptr, 10);
+      if (errno == ERANGE)
+        return error = "the number " + t + " does not fit in 64 bits", false;
+      stack.push_back(v);
       continue;
     }
     if (std::isalpha((unsigned char)t[0]) || t[0] == '_') {
@@ -116,17 +123,21 @@ bool kiln::evalSelectionCondition(const std::vector<std::string> &rpn,
     int64_t b = stack.back();
     stack.pop_back();
     int64_t a = stack.back();
+    // Checked, as Python's integers (python/kiln/selection.py) never wrap:
+    // both runtimes pick the same rule or give the same error.
     int64_t r;
+    bool wraps = false;
     if (t == "+")
-      r = a + b;
+      wraps = __builtin_add_overflow(a, b, &r);
     else if (t == "-")
-      r = a - b;
+      wraps = __builtin_sub_overflow(a, b, &r);
     else if (t == "*")
-      r = a * b;
+      wraps = __builtin_mul_overflow(a, b, &r);
     else if (t == "/") {
       if (b == 0)
         return error = "division by zero", false;
-      r = a / b;
+      wraps = a == INT64_MIN && b == -1;
+      r = wraps ? 0 : a / b;
     } else if (t == "==")
       r = a == b;
     else if (t == "!=")
@@ -141,6 +152,10 @@ bool kiln::evalSelectionCondition(const std::vector<std::string> &rpn,
       r = a >= b;
     else
       return error = "unknown operator '" + t + "'", false;
+    if (wraps)
+      return error =
+                 std::to_string(a) + " " + t + " " + std::to_string(b) + " does not fit in 64 bits",
+             false;
     stack.back() = r;
   }
   if (stack.size() != 1)

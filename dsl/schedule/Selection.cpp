@@ -158,6 +158,10 @@ void parse(const YAML::Node &root, Selection &sel) {
     SelectionRule rule;
     rule.pos = posOf(r["schedule"]);
     rule.schedule = scalar(r["schedule"], "schedule");
+    if (rule.schedule.find_first_of("/\\") != std::string::npos ||
+        llvm::StringRef(rule.schedule).ends_with(".yaml"))
+      throw Reject{rule.pos, "a rule's schedule is a name: NAME for " + std::string(schedules) +
+                                 "/NAME.yaml, not '" + rule.schedule + "'"};
     llvm::SmallString<256> path(schedules);
     llvm::sys::path::append(path, rule.schedule + ".yaml");
     rule.schedulePath = std::string(path);

@@ -113,7 +113,11 @@ def eval_expr(expr, dims):
     op, a, b = expr[0], eval_expr(expr[1], dims), eval_expr(expr[2], dims)
     if op in ("div", "ceildiv") and b == 0:
         raise ValueError(f"grid expression {expr_text(expr)} divides by zero")
-    return _OPS[op](a, b)
+    v = _OPS[op](a, b)
+    # The C++ runtime evaluates in 64 bits and refuses what does not fit.
+    if not -(1 << 63) <= (a + b - 1 if op == "ceildiv" else v) < (1 << 63):
+        raise ValueError(f"grid expression {expr_text(expr)} does not fit in 64 bits at {a}, {b}")
+    return v
 
 
 def expr_text(expr, nested=False):

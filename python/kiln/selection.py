@@ -33,13 +33,24 @@ def _div(a, b):
     return q if (a < 0) == (b < 0) else -q
 
 
+_I64 = (-(1 << 63), (1 << 63) - 1)
+
+
+def _fits(v, what):
+    """C++ evaluates in 64 bits and refuses what does not fit there."""
+    if not _I64[0] <= v <= _I64[1]:
+        raise ValueError(f"{what} does not fit in 64 bits")
+    return v
+
+
 def evaluate(rpn, dims, sms):
     """The value of a postfix condition (nonzero holds); ValueError on an
-    unknown name, a division by zero or a malformed list."""
+    unknown name, a division by zero, a value past 64 bits or a malformed
+    list."""
     stack = []
     for t in rpn:
         if t[:1].isdigit():
-            stack.append(int(t))
+            stack.append(_fits(int(t), f"the number {t}"))
         elif t[:1].isalpha() or t[:1] == "_":
             if t in dims:
                 stack.append(dims[t])
@@ -52,11 +63,12 @@ def evaluate(rpn, dims, sms):
                 raise ValueError(f"operator '{t}' lacks operands")
             b, a = stack.pop(), stack.pop()
             if t == "/":
-                stack.append(_div(a, b))
+                r = _div(a, b)
             elif t in _OPS:
-                stack.append(_OPS[t](a, b))
+                r = _OPS[t](a, b)
             else:
                 raise ValueError(f"unknown operator '{t}'")
+            stack.append(_fits(r, f"{a} {t} {b}"))
     if len(stack) != 1:
         raise ValueError(f"a condition leaves {len(stack)} values")
     return stack[0]

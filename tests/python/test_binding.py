@@ -78,6 +78,11 @@ def test_expressions():
         binding.eval_expr(["div", "HV", ["sub", "H", 4]], dims)
     with pytest.raises(ValueError, match="grid uses dim 'N' that has no value"):
         binding.eval_expr("N", dims)
+    # 64 bits, as the C++ runtime: past them an error, as there.
+    big = {"T": 2147483647, "HV": 64}
+    with pytest.raises(ValueError, match=r"\(T \* HV\) \* \(T \* HV\) does not fit in 64 bits "
+                                         r"at 137438953408, 137438953408"):
+        binding.eval_expr(["mul", ["mul", "T", "HV"], ["mul", "T", "HV"]], big)
 
 
 def test_grids():

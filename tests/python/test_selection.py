@@ -36,6 +36,12 @@ def test_evaluate_follows_cpp_rules():
         evaluate(["B", "1", "=="], dims, 132)
     with pytest.raises(ValueError, match="division by zero"):
         evaluate(["N", "0", "/"], dims, 132)
+    # C++ evaluates in 64 bits: past them both runtimes refuse, never wrap.
+    big = {"M": 1 << 40, "N": 1 << 30}
+    with pytest.raises(ValueError, match="1099511627776 \\* 1073741824 does not fit in 64 bits"):
+        evaluate(["M", "N", "*", "1", ">="], big, 132)
+    with pytest.raises(ValueError, match="the number 9223372036854775808 does not fit"):
+        evaluate(["9223372036854775808", "1", ">="], dims, 132)
 
 
 def test_choose_takes_the_first_rule_that_holds():

@@ -50,6 +50,25 @@ TEST_CASE("a selection manifest names each rule's op", "[runtime]") {
   CHECK(error == "rule 1 needs a string 'op'");
 }
 
+TEST_CASE("selection conditions refuse what does not fit in 64 bits", "[runtime]") {
+  // As python/kiln/selection.py does (its integers never wrap): a product
+  // of large dims is an error, never a wrapped value that picks a rule.
+  int64_t out = 0;
+  std::string error;
+  REQUIRE(evalSelectionCondition({"M", "N", "*", "1", ">="}, {{"M", 1 << 20}, {"N", 1 << 20}}, 132,
+                                 out, error));
+  CHECK(out == 1);
+  CHECK_FALSE(evalSelectionCondition({"M", "N", "*", "N", "*", "1", ">="},
+                                     {{"M", int64_t(1) << 40}, {"N", int64_t(1) << 30}}, 132, out,
+                                     error));
+  CHECK(error == "1099511627776 * 1073741824 does not fit in 64 bits");
+  CHECK_FALSE(evalSelectionCondition({"9223372036854775808", "1", ">="}, {}, 132, out, error));
+  CHECK(error == "the number 9223372036854775808 does not fit in 64 bits");
+  CHECK_FALSE(evalSelectionCondition({"0", "9223372036854775807", "-", "1", "-", "1", "-"}, {}, 132,
+                                     out, error));
+  CHECK(error == "-9223372036854775808 - 1 does not fit in 64 bits");
+}
+
 TEST_CASE("grid expressions evaluate over runtime dims", "[runtime]") {
   json::Value e;
   std::string error;
@@ -65,6 +84,12 @@ TEST_CASE("grid expressions evaluate over runtime dims", "[runtime]") {
   CHECK(out == 0);
   REQUIRE(evalGridExpr(e, {{"N", 2}, {"A", 30}, {"B", 5}}, out, error));
   CHECK(out == 14);
+  // A product of large dims that does not fit in 64 bits is an error, never
+  // a wrapped extent (python/kiln/binding.py's eval_expr says the same).
+  REQUIRE(json::parse(R"(["mul", ["mul", "T", "HV"], ["mul", "T", "HV"]])", e, error));
+  CHECK_FALSE(evalGridExpr(e, {{"T", 2147483647}, {"HV", 64}}, out, error));
+  CHECK(error == "grid expression (T * HV) * (T * HV) does not fit in 64 bits at 137438953408, "
+                 "137438953408");
 }
 
 TEST_CASE("GPU kernels take dims below 2^31 only", "[runtime]") {

@@ -289,7 +289,8 @@ void printSelection(const CompareOptions &o, const json::Value *benchRows) {
     size_t rule = 0;
     std::string error;
     if (!chooseSelectionRule(rules, dims, o.sms, rule, error))
-      return "cannot choose: " + error + " (give it with --dims)";
+      return "cannot choose: " + error +
+             (error.find("unknown name") != std::string::npos ? " (give it with --dims)" : "");
     return rules.rules[rule].schedule + " (rule " + std::to_string(rule + 1) + ")";
   };
   if (!o.dims.empty())
