@@ -18,6 +18,7 @@
 #include "llvm/Support/Path.h"
 
 #include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -145,8 +146,9 @@ int usageError(const std::string &msg, int argIndex) {
 
 bool parseInt(const std::string &s, int64_t &v) {
   char *end = nullptr;
+  errno = 0;
   v = std::strtoll(s.c_str(), &end, 10);
-  return !s.empty() && !*end;
+  return !s.empty() && !*end && errno != ERANGE; // not clamped to 64 bits
 }
 
 struct Args {
@@ -246,7 +248,11 @@ int parseArgs(int argc, char **argv, Args &a) {
       bool word = !value.empty() && std::isalpha((unsigned char)value[0]);
       if (!word && !parseInt(value, n))
         return usageError("-D takes NAME=INTEGER or NAME=TYPE, got '" + v + "'", i);
-      a.constants[v.substr(0, eq)] = {n, word ? value : "", "command line -D " + v};
+      if (!a.constants
+               .emplace(v.substr(0, eq),
+                        lang::ExternalValue{n, word ? value : "", "command line -D " + v})
+               .second)
+        return usageError("-D names " + v.substr(0, eq) + " twice", i);
     } else if (parseRunOption(argc, argv, i, a.run, runError)) {
       if (!runError.empty())
         return usageError(runError, i);
