@@ -2,6 +2,7 @@
 #include "dsl/lang/Parser.h"
 
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
 #include <set>
 
@@ -47,12 +48,18 @@ public:
           t.text += advance();
         }
         char *end = nullptr;
+        errno = 0;
         if (t.kind == Token::Int)
           std::strtoll(t.text.c_str(), &end, 10);
         else
           std::strtod(t.text.c_str(), &end);
         if (*end) {
           error = {t.pos, "malformed number '" + t.text + "'"};
+          return false;
+        }
+        // (strtoll clamps to the largest; the parser reads Int tokens as is.)
+        if (t.kind == Token::Int && errno == ERANGE) {
+          error = {t.pos, "the integer " + t.text + " does not fit in 64 bits"};
           return false;
         }
       } else if (c == '"') {
@@ -226,6 +233,23 @@ private:
   size_t k = 0;
   Error &error;
   bool failed = false;
+  // How deep expressions and blocks nest here: each level recurses in the
+  // parser, the emitter and the tree's destructors, so a source of 200000
+  // nested parentheses overflowed the stack. Far past what a kernel needs.
+  static constexpr int kMaxDepth = 1000;
+  int depth = 0;
+  struct Nesting {
+    Parser &p;
+    explicit Nesting(Parser &p) : p(p) { ++p.depth; }
+    ~Nesting() { --p.depth; }
+  };
+  bool tooDeep() {
+    if (depth <= kMaxDepth)
+      return false;
+    fail(cur().pos,
+         "expressions and blocks nest deeper than " + std::to_string(kMaxDepth) + " levels here");
+    return true;
+  }
 
   const Token &cur() const { return toks[k]; }
   const Token &prev() const { return toks[k ? k - 1 : 0]; }
@@ -464,7 +488,8 @@ private:
   }
 
   bool block(StmtList &out) {
-    if (!expect("{"))
+    Nesting nest(*this);
+    if (tooDeep() || !expect("{"))
       return false;
     while (!isPunct("}")) {
       if (at(Token::End))
@@ -550,7 +575,10 @@ private:
   }
 
   // Precedence climbing: || && (== !=) (< <= > >=) (+ -) (* / %) unary postfix.
-  ExprP expr() { return binary(0); }
+  ExprP expr() {
+    Nesting nest(*this);
+    return tooDeep() ? nullptr : binary(0);
+  }
 
   static int precedence(const std::string &op) {
     if (op == "||")
@@ -589,6 +617,9 @@ private:
   }
 
   ExprP unary() {
+    Nesting nest(*this);
+    if (tooDeep())
+      return nullptr;
     if (isPunct("-") || isPunct("!")) {
       auto e = std::make_unique<Expr>();
       e->kind = Expr::Unary;
