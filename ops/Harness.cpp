@@ -72,7 +72,7 @@ static std::vector<std::string> splitCommas(const std::string &text) {
   }
 }
 
-static bool parseInteger(const std::string &text, int64_t &value) {
+bool kiln::parseInteger(const std::string &text, int64_t &value) {
   char *end = nullptr;
   errno = 0;
   value = std::strtoll(text.c_str(), &end, 10);

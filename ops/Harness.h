@@ -75,6 +75,9 @@ const OpHarness *findHarness(const std::string &kernel);
 /// at argv[i] into `cfg`, moving i onto its value. Returns false when
 /// argv[i] is none of them; a bad value returns true with `error` set.
 bool parseRunOption(int argc, char **argv, int &i, RunConfig &cfg, std::string &error);
+/// A whole decimal integer of 64 bits (strtoll's clamp refused): the
+/// command lines' numbers.
+bool parseInteger(const std::string &text, int64_t &value);
 /// A short description of a run's shape: "B=7 H=16 HV=32", "H=4 HV=8 T=1,64,7".
 std::string describeShape(const RunConfig &cfg);
 /// `dims` as `NAME=N` pairs in name order, space-separated.

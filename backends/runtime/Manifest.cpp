@@ -1,7 +1,7 @@
 //===- Manifest.cpp - what a launcher needs to know about a kernel --------===//
 #include "backends/runtime/Manifest.h"
+#include "backends/runtime/CheckedInt.h"
 
-#include <climits>
 #include <fstream>
 #include <sstream>
 
@@ -215,18 +215,19 @@ bool kiln::evalGridExpr(const Value &e, const std::map<std::string, int64_t> &di
     error = "grid expression divides by zero";
     return false;
   }
-  // Checked: a product of large dims that wrapped would launch a wrong grid.
+  // Checked (CheckedInt.h): a product of large dims that wrapped would
+  // launch a wrong grid.
   bool wraps = false;
   if (op == "add")
-    wraps = __builtin_add_overflow(a, b, &out);
+    wraps = !checkedInt64('+', a, b, out);
   else if (op == "sub")
-    wraps = __builtin_sub_overflow(a, b, &out);
+    wraps = !checkedInt64('-', a, b, out);
   else if (op == "mul")
-    wraps = __builtin_mul_overflow(a, b, &out);
+    wraps = !checkedInt64('*', a, b, out);
   else if (op == "div")
-    out = (wraps = a == INT64_MIN && b == -1) ? 0 : a / b;
+    wraps = !checkedInt64('/', a, b, out);
   else if (op == "ceildiv")
-    out = (wraps = __builtin_add_overflow(a, b - 1, &out)) ? 0 : out / b;
+    wraps = !checkedInt64('+', a, b - 1, out) || !checkedInt64('/', out, b, out);
   else if (op == "min")
     out = std::min(a, b);
   else if (op == "max")

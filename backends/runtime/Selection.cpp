@@ -1,10 +1,9 @@
 //===- Selection.cpp - pick the schedule a shape runs ---------------------===//
 #include "backends/runtime/Selection.h"
+#include "backends/runtime/CheckedInt.h"
 
 #include <cctype>
 #include <cerrno>
-#include <climits>
-#include <cstdint>
 #include <cstdlib>
 
 using namespace kiln;
@@ -123,22 +122,15 @@ bool kiln::evalSelectionCondition(const std::vector<std::string> &rpn,
     int64_t b = stack.back();
     stack.pop_back();
     int64_t a = stack.back();
-    // Checked, as Python's integers (python/kiln/selection.py) never wrap:
-    // both runtimes pick the same rule or give the same error.
+    // Checked (CheckedInt.h): both runtimes pick the same rule or give the
+    // same error.
     int64_t r;
     bool wraps = false;
-    if (t == "+")
-      wraps = __builtin_add_overflow(a, b, &r);
-    else if (t == "-")
-      wraps = __builtin_sub_overflow(a, b, &r);
-    else if (t == "*")
-      wraps = __builtin_mul_overflow(a, b, &r);
-    else if (t == "/") {
-      if (b == 0)
-        return error = "division by zero", false;
-      wraps = a == INT64_MIN && b == -1;
-      r = wraps ? 0 : a / b;
-    } else if (t == "==")
+    if (t == "/" && b == 0)
+      return error = "division by zero", false;
+    if (t == "+" || t == "-" || t == "*" || t == "/")
+      wraps = !checkedInt64(t[0], a, b, r);
+    else if (t == "==")
       r = a == b;
     else if (t == "!=")
       r = a != b;

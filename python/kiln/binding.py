@@ -99,6 +99,13 @@ _OPS = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b
         "div": _div, "ceildiv": lambda a, b: _div(a + b - 1, b), "min": min, "max": max}
 
 
+def fits_int64(v):
+    """Whether v fits in 64 bits: the C++ runtime evaluates grids and
+    selection conditions there and refuses what does not
+    (backends/runtime/CheckedInt.h), so the Python twins refuse it too."""
+    return -(1 << 63) <= v < (1 << 63)
+
+
 def eval_expr(expr, dims):
     """A grid or divisor expression's value: a number, a dim name, or
     [op, lhs, rhs] with op in add sub mul div ceildiv min max."""
@@ -114,8 +121,7 @@ def eval_expr(expr, dims):
     if op in ("div", "ceildiv") and b == 0:
         raise ValueError(f"grid expression {expr_text(expr)} divides by zero")
     v = _OPS[op](a, b)
-    # The C++ runtime evaluates in 64 bits and refuses what does not fit.
-    if not -(1 << 63) <= (a + b - 1 if op == "ceildiv" else v) < (1 << 63):
+    if not fits_int64(a + b - 1 if op == "ceildiv" else v):
         raise ValueError(f"grid expression {expr_text(expr)} does not fit in 64 bits at {a}, {b}")
     return v
 

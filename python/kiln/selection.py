@@ -33,12 +33,9 @@ def _div(a, b):
     return q if (a < 0) == (b < 0) else -q
 
 
-_I64 = (-(1 << 63), (1 << 63) - 1)
-
-
 def _fits(v, what):
-    """C++ evaluates in 64 bits and refuses what does not fit there."""
-    if not _I64[0] <= v <= _I64[1]:
+    """v, where it fits in 64 bits (binding.fits_int64)."""
+    if not binding.fits_int64(v):
         raise ValueError(f"{what} does not fit in 64 bits")
     return v
 

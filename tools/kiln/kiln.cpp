@@ -18,7 +18,6 @@
 #include "llvm/Support/Path.h"
 
 #include <cctype>
-#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -144,13 +143,6 @@ int usageError(const std::string &msg, int argIndex) {
   return 2;
 }
 
-bool parseInt(const std::string &s, int64_t &v) {
-  char *end = nullptr;
-  errno = 0;
-  v = std::strtoll(s.c_str(), &end, 10);
-  return !s.empty() && !*end && errno != ERANGE; // not clamped to 64 bits
-}
-
 struct Args {
   std::string command, input, schedule, emit = "mlir", target = "cpu", output, retarget;
   std::string via = "ptx"; // --emit cubin: assembled from PTX or compiled from CUDA
@@ -169,7 +161,8 @@ bool parseRange(const std::string &v, DataOptions &data, std::string &error) {
   size_t eq = v.find('='), colon = v.find(':', eq == std::string::npos ? 0 : eq);
   int64_t lo, hi;
   if (eq == std::string::npos || eq == 0 || colon == std::string::npos ||
-      !parseInt(v.substr(eq + 1, colon - eq - 1), lo) || !parseInt(v.substr(colon + 1), hi)) {
+      !parseInteger(v.substr(eq + 1, colon - eq - 1), lo) ||
+      !parseInteger(v.substr(colon + 1), hi)) {
     error = "--range takes NAME=LO:HI (integers, HI excluded), got '" + v + "'";
     return false;
   }
@@ -246,7 +239,7 @@ int parseArgs(int argc, char **argv, Args &a) {
       // A word is an element type for a dtype const (-D STATE=bf16); the
       // compiler checks it against the const's declaration.
       bool word = !value.empty() && std::isalpha((unsigned char)value[0]);
-      if (!word && !parseInt(value, n))
+      if (!word && !parseInteger(value, n))
         return usageError("-D takes NAME=INTEGER or NAME=TYPE, got '" + v + "'", i);
       if (!a.constants
                .emplace(v.substr(0, eq),
@@ -279,7 +272,7 @@ int parseArgs(int argc, char **argv, Args &a) {
                           "selection file in place of OP.tile)",
                           i);
     } else if (arg == "--sms") {
-      if (!value(v) || !parseInt(v, a.sms) || a.sms < 1 || a.sms > 4096)
+      if (!value(v) || !parseInteger(v, a.sms) || a.sms < 1 || a.sms > 4096)
         return usageError("--sms needs a multiprocessor count in [1, 4096]", i);
       if (a.command != "compare")
         return usageError("--sms is an option of kiln compare", i);
