@@ -12,11 +12,16 @@ def Tile_RoleAttr : AttrDef<Tile_Dialect, "Role"> {
     `ops` names (by op id) the ops the role owns; it also runs whatever they
     need. A role with `issuesMma` owns no ops: it issues the tensor-core
     products of the computing role (whose threads stage the operands and
-    read the results), following that role's loops.
+    read the results), following that role's loops. `mma`, where set, is
+    the matrix instruction of the products the role runs, in place of the
+    schedule's (a fused kernel's chunk work on `mma_sync` beside a state
+    on `wgmma`).
   }];
   let parameters = (ins "::mlir::StringAttr":$name, "int64_t":$firstWarp,
                         "int64_t":$numWarps, "int64_t":$regs, "::mlir::ArrayAttr":$ops,
-                        DefaultValuedParameter<"bool", "false">:$issuesMma);
+                        DefaultValuedParameter<"bool", "false">:$issuesMma,
+                        DefaultValuedParameter<"::mlir::StringAttr",
+                                               "::mlir::StringAttr()">:$mma);
   let assemblyFormat = "`<` struct(params) `>`";
 }
 

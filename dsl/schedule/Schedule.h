@@ -35,6 +35,9 @@ struct Role {
   /// products and owns no ops.
   bool issuesMma = false;
   SrcPos issuesPos;
+  /// `mma:` the matrix instruction of the products this role runs, where
+  /// it differs from the schedule's (empty name: the schedule's).
+  Named mma;
 };
 
 /// `layouts:` the thread layout of the tile one op makes (by op id): its

@@ -226,8 +226,9 @@ bool kiln::applySchedule(const Schedule &s, KernelOp kernel, llvm::raw_ostream &
   };
   SmallVector<Attribute> roles, pipes;
   for (const Role &r : s.roles)
-    roles.push_back(RoleAttr::get(ctx, StringAttr::get(ctx, r.name.name), r.firstWarp, r.numWarps,
-                                  r.regs, strs(r.ops), r.issuesMma));
+    roles.push_back(RoleAttr::get(
+        ctx, StringAttr::get(ctx, r.name.name), r.firstWarp, r.numWarps, r.regs, strs(r.ops),
+        r.issuesMma, r.mma.name.empty() ? StringAttr() : StringAttr::get(ctx, r.mma.name)));
   for (const Pipeline &p : s.pipelines)
     pipes.push_back(PipelineAttr::get(ctx, StringAttr::get(ctx, p.name.name), strs(p.buffers),
                                       p.depth, StringAttr::get(ctx, p.copy.name)));

@@ -114,6 +114,41 @@ void checkLaunchRegisters(const Schedule &s) {
 }
 
 void parseKernelKeys(const YAML::Node &root, Schedule &s);
+
+/// An `mma:` value: an instruction of the target (a twin's tensor-core
+/// instruction becomes its own target's).
+Named mmaName(const YAML::Node &node, const Schedule &s) {
+  const TargetDesc &t = *s.target;
+  Named mma{scalar(node, "mma"), posOf(node)};
+  const MmaKind *written = s.writtenTarget->mma(mma.name);
+  if (s.retarget && written && written->tensorCores && t.tensorCoreMma())
+    mma.name = t.tensorCoreMma()->name;
+  if (!t.mma(mma.name)) {
+    std::string list;
+    for (const MmaKind &k : t.mmaKinds)
+      list += (list.empty() ? "" : ", ") + k.name;
+    throw Reject{mma.pos, "target " + t.name + " has no '" + mma.name +
+                              "' matrix instruction (it has: " + list + ")"};
+  }
+  return mma;
+}
+
+/// A role's own `mma:`, for the products it runs (the chunk work of a fused
+/// kernel on warp-level mma.sync beside a state on wgmma). An issuing role
+/// issues the schedule's instruction, and one multiplying on whole
+/// warpgroups needs whole warpgroups.
+void parseRoleMma(const YAML::Node &node, const Schedule &s, Role &role) {
+  role.mma = mmaName(node, s);
+  if (role.issuesMma)
+    throw Reject{role.mma.pos, "role '" + role.name.name + "' issues the schedule's mma ('" +
+                                   s.mma.name + "'); an issuing role takes no mma of its own"};
+  const MmaKind *kind = s.target->mma(role.mma.name);
+  if (kind->warps > 1 && role.numWarps % kind->warps)
+    throw Reject{role.mma.pos, "'mma: " + kind->name + "' multiplies on whole groups of " +
+                                   std::to_string(kind->warps) + " warps, but role '" +
+                                   role.name.name + "' has " + std::to_string(role.numWarps)};
+}
+
 void parseLayouts(const YAML::Node &layouts, Schedule &s);
 
 /// `issues: mma`: a role that only issues the tensor-core products, in the
@@ -267,20 +302,8 @@ void parseKernelKeys(const YAML::Node &root, Schedule &s) {
       throw Reject{s.persistentPos, "target " + t.name + " has no CTAs to keep resident"};
     s.persistent = integer(persistent, "persistent", 0, 32);
   }
-  if (YAML::Node mma = root["mma"]) {
-    s.mma = {scalar(mma, "mma"), posOf(mma)};
-    // A twin multiplies on its own target's tensor cores.
-    const MmaKind *written = s.writtenTarget->mma(s.mma.name);
-    if (s.retarget && written && written->tensorCores && t.tensorCoreMma())
-      s.mma.name = t.tensorCoreMma()->name;
-    if (!t.mma(s.mma.name)) {
-      std::string list;
-      for (const MmaKind &k : t.mmaKinds)
-        list += (list.empty() ? "" : ", ") + k.name;
-      throw Reject{s.mma.pos, "target " + t.name + " has no '" + s.mma.name +
-                                  "' matrix instruction (it has: " + list + ")"};
-    }
-  }
+  if (YAML::Node mma = root["mma"])
+    s.mma = mmaName(mma, s);
   // Keys that choose how tensor-core operands are staged in shared memory:
   // one of two words, and only under an mma that stages them.
   auto stagingChoice = [&](const char *key, const std::string &yes, const std::string &no,
@@ -362,7 +385,7 @@ void parseKernelKeys(const YAML::Node &root, Schedule &s) {
     std::vector<int> owner(s.warps, -1);
     int64_t regsUsed = 0;
     for (const YAML::Node &r : roles) {
-      onlyKeys(r, {"name", "warps", "regs", "ops", "issues"}, "a role");
+      onlyKeys(r, {"name", "warps", "regs", "ops", "issues", "mma"}, "a role");
       Role role;
       YAML::Node name = required(r, "name", "a role");
       role.name = {scalar(name, "role name"), posOf(name)};
@@ -399,6 +422,8 @@ void parseKernelKeys(const YAML::Node &root, Schedule &s) {
         role.ops = names(ops, "ops");
       if (YAML::Node issues = r["issues"])
         parseIssuer(issues, s, role);
+      if (YAML::Node mma = r["mma"])
+        parseRoleMma(mma, s, role);
       s.roles.push_back(role);
     }
     checkRegisterReallocation(s);

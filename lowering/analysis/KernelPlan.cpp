@@ -136,13 +136,10 @@ std::optional<bool> cutsFirstDim(LoadOp load) {
 /// zero-fills outside the tensor) but along its first dim (the readers
 /// zero those rows: RingPlan::cutsRows), and, as one half of a stacked
 /// pair, the other half qualifies too (neither cut).
-SmallVector<StagePlacement> planMmaOperandRings(KernelPlan &plan, ScheduleAttr schedule) {
+SmallVector<StagePlacement> planMmaOperandRings(KernelPlan &plan) {
   SmallVector<StagePlacement> placement;
   for (unsigned i = 0; i < plan.rings.size(); ++i)
     placement.push_back({i});
-  std::optional<MmaTiling::Kind> kind = MmaTiling::kindOf(schedule.getMma());
-  if (!kind)
-    return placement;
   struct Candidate {
     DotOp pairFirst;                 // the product's first dot
     Operation *lastReader = nullptr; // of several unpaired readers
@@ -160,6 +157,10 @@ SmallVector<StagePlacement> planMmaOperandRings(KernelPlan &plan, ScheduleAttr s
       continue;
     unsigned readerIndex = llvm::find(ring.consumedBy, true) - ring.consumedBy.begin();
     const RolePlan &reader = plan.roles[readerIndex];
+    // The reader's products read the stage: their instruction lays it out.
+    std::optional<MmaTiling::Kind> kind = MmaTiling::kindOf(reader.mma());
+    if (!kind)
+      continue;
     int64_t warps = plan.productWarps(readerIndex, *kind == MmaTiling::Kind::Wgmma);
     auto runs = [&](Operation *op) { return reader.runs.contains(op); };
     // Each reader's tiling; several readers each run alone and read the
@@ -884,6 +885,13 @@ LogicalResult planSharedRing(KernelOp kernel, KernelPlan &plan, PipelineAttr p,
 
 } // namespace
 
+StringRef KernelPlan::mmaOf(Operation *op) const {
+  for (const RolePlan &role : roles)
+    if (role.computes() && role.runs.contains(op))
+      return role.mma();
+  return roles.front().schedule.getMma().getValue();
+}
+
 const SharedRingPlan *KernelPlan::sharedRingOf(Operation *op) const {
   for (const SharedRingPlan &r : sharedRings)
     if (r.indexOf(op) >= 0)
@@ -1057,6 +1065,19 @@ const RingPlan *KernelPlan::ringOf(Operation *load) const {
   return nullptr;
 }
 
+/// `schedule` as a role multiplying with `mma` sees it (null: the
+/// schedule's own).
+static ScheduleAttr withMma(ScheduleAttr schedule, StringAttr mma) {
+  if (!mma || mma == schedule.getMma())
+    return schedule;
+  return ScheduleAttr::get(schedule.getContext(), schedule.getTarget(), schedule.getParams(),
+                           schedule.getGrid(), schedule.getWarps(), mma, schedule.getRoles(),
+                           schedule.getPipelines(), schedule.getPersistent(), schedule.getSwizzle(),
+                           schedule.getGatherMnMajor(), schedule.getRegs(),
+                           schedule.getTmemColumns(), schedule.getResident(), schedule.getSources(),
+                           schedule.getLayouts());
+}
+
 FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
   KernelPlan plan;
   ScheduleAttr schedule = kernel.getScheduleAttr();
@@ -1082,12 +1103,14 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
     role.numWarps = r.getNumWarps();
     role.regs = r.getRegs();
     role.issuesMma = r.getIssuesMma();
+    role.schedule = withMma(schedule, r.getMma());
     plan.roles.push_back(std::move(role));
   }
   if (plan.roles.empty()) {
     RolePlan all;
     all.name = "all";
     all.numWarps = plan.warps;
+    all.schedule = schedule;
     plan.roles.push_back(std::move(all));
   }
   std::vector<std::pair<int64_t, int64_t>> regsAndWarps;
@@ -1190,6 +1213,32 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
         role.runs.insert(op);
     });
   }
+  // A product is lowered for one instruction: the roles running it agree
+  // on it, and an issuer issues the schedule's.
+  WalkResult mixed = kernel.walk([&](DotOp dot) {
+    const RolePlan *first = nullptr;
+    for (const RolePlan &role : plan.roles) {
+      if (!role.computes() || !role.runs.contains(dot))
+        continue;
+      if (role.issuer >= 0 && role.schedule != schedule) {
+        dot.emitOpError("runs in role '")
+            << role.name << "', whose products role '" << plan.roles[role.issuer].name
+            << "' issues under 'mma: " << schedule.getMma().getValue()
+            << "', but it sets 'mma: " << role.mma() << "'";
+        return WalkResult::interrupt();
+      }
+      if (first && first->mma() != role.mma()) {
+        dot.emitOpError("runs in roles '")
+            << first->name << "' ('mma: " << first->mma() << "') and '" << role.name
+            << "' ('mma: " << role.mma() << "'); a product is lowered for one instruction";
+        return WalkResult::interrupt();
+      }
+      first = &role;
+    }
+    return WalkResult::advance();
+  });
+  if (mixed.wasInterrupted())
+    return failure();
   for (RingPlan &ring : plan.rings) {
     for (auto [r, role] : llvm::enumerate(plan.roles)) {
       // An issuer reads stages in place after its served role has: the
@@ -1252,6 +1301,13 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
                    << name << "' but no computing role runs it",
                failure();
       res->role = computing;
+      if (plan.roles[computing].schedule != schedule)
+        return res->update.emitOpError("accumulates onto '")
+                   << name << "' in role '" << plan.roles[computing].name
+                   << "', whose 'mma: " << plan.roles[computing].mma()
+                   << "' is not the schedule's ('" << schedule.getMma().getValue()
+                   << "') that keeps it",
+               failure();
       if (res->inRegisters) {
         // The fragment lives in the registers of the warpgroups that issue
         // the update, each holding the same items on every iteration.
@@ -1292,18 +1348,20 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
       plan.residents.push_back(*res);
     }
   planFlagWaits(kernel, plan);
-  SmallVector<StagePlacement> placement = planMmaOperandRings(plan, schedule);
+  SmallVector<StagePlacement> placement = planMmaOperandRings(plan);
   planSwizzledReads(plan);
   if (failed(planPipelineGroups(plan, schedule)))
     return failure();
   // tcgen05 operands read in place: the commit after the products frees
   // the stage as soon as they finish (no role reads the tile otherwise).
-  if (MmaTiling::kindOf(schedule.getMma()) == MmaTiling::Kind::Tcgen05)
-    for (RingPlan &ring : plan.rings)
-      if (ring.mmaOperand()) {
-        ring.freedByCommit = true;
-        ring.consumerThreads = 1;
-      }
+  for (RingPlan &ring : plan.rings)
+    if (ring.mmaOperand() &&
+        MmaTiling::kindOf(
+            plan.roles[llvm::find(ring.consumedBy, true) - ring.consumedBy.begin()].mma()) ==
+            MmaTiling::Kind::Tcgen05) {
+      ring.freedByCommit = true;
+      ring.consumerThreads = 1;
+    }
   // Stages first (each ring's, or for the second operand of a stacked pair,
   // its rows inside the first's), then the mbarriers.
   int64_t offset = 0;
@@ -1361,7 +1419,7 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
     if (role.issuesMma)
       continue;
     role.tmemColumns = mostOf(kernel, role, widest, [&](Operation *op) {
-      return tensorMemoryColumnsOf(op, schedule.getMma(), role.numWarps);
+      return tensorMemoryColumnsOf(op, role.mma(), role.numWarps);
     });
     if (role.tmemColumns) {
       role.tmemColumnOffset = tmemTotal;
@@ -1380,8 +1438,8 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
   for (ResidentPlan &res : plan.residents) {
     if (res.inRegisters)
       continue;
-    res.columns =
-        tensorMemoryColumnsOf(res.update, schedule.getMma(), plan.roles[res.role].numWarps);
+    res.columns = tensorMemoryColumnsOf(res.update, plan.roles[res.role].mma(),
+                                        plan.roles[res.role].numWarps);
     res.columnOffset = tmemTotal;
     tmemTotal += res.columns;
     if (res.columns > widest.value)
@@ -1437,14 +1495,14 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
       continue;
     // Sized as the lowering plans the products (a served role's on its
     // issuer's warps).
-    int64_t warps = plan.productWarps(
-        &role - plan.roles.data(), MmaTiling::kindOf(schedule.getMma()) == MmaTiling::Kind::Wgmma);
+    int64_t warps = plan.productWarps(&role - plan.roles.data(),
+                                      MmaTiling::kindOf(role.mma()) == MmaTiling::Kind::Wgmma);
     // (A role of one warp has the staging area to itself.)
     auto inWarps = [&](Operation *op) {
       return role.computes() && plan.layoutWarps > 1 &&
-             movesInWarps(op, schedule.getMma(), plan.layoutWarps);
+             movesInWarps(op, role.mma(), plan.layoutWarps);
     };
-    bool wgmma = MmaTiling::kindOf(schedule.getMma()) == MmaTiling::Kind::Wgmma;
+    bool wgmma = MmaTiling::kindOf(role.mma()) == MmaTiling::Kind::Wgmma;
     // A resident in registers laid out otherwise than its fragment passes
     // through the result rows: every product keeps its result area then.
     bool passesThrough = llvm::any_of(plan.residents, [](const ResidentPlan &res) {
@@ -1459,30 +1517,30 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
       if (auto dot = dyn_cast<DotOp>(op);
           dot && wgmma && role.issuer < 0 && !passesThrough && !plan.stagesWholeLayout(op))
         return plan.ownProductStagingBytes(dot, warps, readInPlace);
-      if (auto slice = dyn_cast<SliceOp>(op); slice && plan.foldsSlice(slice, schedule))
+      if (auto slice = dyn_cast<SliceOp>(op); slice && plan.foldsSlice(slice, role.schedule))
         return 0;
       if (auto tr = dyn_cast<TransposeOp>(op)) {
         std::optional<TileLayout> in = assignedLayout(tr.getInput()),
                                   out = assignedLayout(tr.getResult());
-        if (foldedIntoTensorCoreDots(tr, schedule) ||
+        if (foldedIntoTensorCoreDots(tr, role.schedule) ||
             (in && out && permutesRegisters(*in, *out, tr.getPermutation())))
           return 0;
       }
       return inWarps(op) ? 0
-                         : stagingBytesOf(op, schedule.getMma(), warps,
+                         : stagingBytesOf(op, role.mma(), warps,
                                           plan.stagesWholeLayout(op)
                                               ? function_ref<bool(Value)>()
                                               : function_ref<bool(Value)>(readInPlace));
     });
     role.warpSliceBytes = mostOf(kernel, role, largest, [&](Operation *op) -> int64_t {
-      return inWarps(op) ? alignTo(stagingBytesOf(op, schedule.getMma(), warps), 16) : 0;
+      return inWarps(op) ? alignTo(stagingBytesOf(op, role.mma(), warps), 16) : 0;
     });
     if (role.stagingBytes) {
       // Tensor-core operands are swizzled in atoms the hardware locates by
       // address.
-      role.stagingOffset = alignTo(plan.dynamicSharedBytes, MmaTiling::kindOf(schedule.getMma())
-                                                                ? MmaTiling::kAtomAlignment
-                                                                : kRingAlignment);
+      role.stagingOffset =
+          alignTo(plan.dynamicSharedBytes,
+                  MmaTiling::kindOf(role.mma()) ? MmaTiling::kAtomAlignment : kRingAlignment);
       plan.dynamicSharedBytes = role.stagingOffset + role.stagingBytes;
     }
     if (role.warpSliceBytes) {

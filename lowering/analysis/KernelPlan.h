@@ -193,6 +193,10 @@ struct FlagWaitPlan {
 
 struct RolePlan {
   std::string name;
+  /// The kernel's schedule as this role's products see it: its `mma` is the
+  /// role's own where the role sets one.
+  tile::ScheduleAttr schedule;
+  llvm::StringRef mma() const { return schedule.getMma().getValue(); }
   int64_t firstWarp = 0, numWarps = 0, regs = 0;
   /// Owns only copies: one thread of the role runs it.
   bool copyOnly = false;
@@ -283,6 +287,9 @@ struct KernelPlan {
     const RolePlan &rp = roles[r];
     return wgmma && rp.issuer >= 0 ? roles[rp.issuer].numWarps : rp.numWarps;
   }
+  /// The matrix instruction `op` multiplies with: that of the computing
+  /// roles running it (they agree on a dot), else the schedule's.
+  llvm::StringRef mmaOf(mlir::Operation *op) const;
   /// The plan of `wait`, or null.
   const FlagWaitPlan *flagWaitOf(mlir::Operation *wait) const;
   /// The ring that carries `load`, or null.

@@ -16,8 +16,16 @@ bool kiln::roundsMatrixOperands(Operation *root) {
     auto kernel = dot->getParentOfType<tile::KernelOp>();
     auto schedule = kernel ? kernel.getScheduleAttr() : nullptr;
     const TargetDesc *target = schedule ? lookupTarget(schedule.getTarget().str()) : nullptr;
-    const MmaKind *mma = target ? target->mma(schedule.getMma().str()) : nullptr;
-    if ((mma && mma->tensorCores) || narrow(dot.getLhs()) || narrow(dot.getRhs())) {
+    // (The schedule's instruction or a role's own.)
+    auto onTensorCores = [&](StringAttr name) {
+      const MmaKind *mma = target && name ? target->mma(name.str()) : nullptr;
+      return mma && mma->tensorCores;
+    };
+    bool tensorCores = schedule && onTensorCores(schedule.getMma());
+    if (schedule)
+      for (auto role : schedule.getRoles().getAsRange<tile::RoleAttr>())
+        tensorCores |= onTensorCores(role.getMma());
+    if (tensorCores || narrow(dot.getLhs()) || narrow(dot.getRhs())) {
       rounds = true;
       return WalkResult::interrupt();
     }

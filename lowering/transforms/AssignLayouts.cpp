@@ -287,7 +287,7 @@ LogicalResult LayoutSolver::applyScheduleLayouts() {
     // A warp-level product's result in its fragments' lanes: the warps are
     // the grid its m16 x n8 blocks are dealt to (its size is the
     // fragments').
-    if (isa<DotOp>(op) && WarpMmaTiling::named(schedule.getMma()) &&
+    if (isa<DotOp>(op) && WarpMmaTiling::named(plan.mmaOf(op)) &&
         fixed.lanes == ArrayRef<int64_t>{8, 4} && fixed.warps.size() == 2 &&
         (fixed.size.empty() || fixed.size == ArrayRef<int64_t>{2, 2}))
       layout = WarpMmaTiling::fragmentLayout(kernel.getContext(), fixed.warps[0], fixed.warps[1]);
@@ -311,21 +311,20 @@ void LayoutSolver::applyFragmentLayouts() {
   // pair stacking A holds each result's rows in other warpgroups' turns:
   // those keep any layout. A pair sharing A holds both results' columns side
   // by side, each in the fragment's layout.
-  StringRef mma = kernel.getScheduleAttr().getMma();
-  if (WarpMmaTiling::named(mma)) {
-    // Warp-level products keep their results where the warps computed
-    // them (a dot accumulated onto a tile takes that tile's layout with it).
-    kernel.walk([&](DotOp dot) {
-      std::string why;
-      WarpMmaStaging staging;
-      if (FailureOr<WarpMmaTiling> t = WarpMmaTiling::get(dot, warps, staging, why); succeeded(t))
-        set(dot.getResult(), t->fragmentLayout(kernel.getContext()));
-    });
-    return;
-  }
-  std::optional<MmaTiling::Kind> kind = MmaTiling::kindOf(mma);
-  if (kind != MmaTiling::Kind::Wgmma ||
-      llvm::any_of(plan.roles, [](const RolePlan &r) { return r.issuesMma; }))
+  // (Each product by the instruction of the role running it.)
+  // Warp-level products keep their results where the warps computed
+  // them (a dot accumulated onto a tile takes that tile's layout with it).
+  kernel.walk([&](DotOp dot) {
+    if (!WarpMmaTiling::named(plan.mmaOf(dot)))
+      return;
+    std::string why;
+    WarpMmaStaging staging;
+    if (FailureOr<WarpMmaTiling> t = WarpMmaTiling::get(dot, warps, staging, why); succeeded(t))
+      set(dot.getResult(), t->fragmentLayout(kernel.getContext()));
+  });
+  const MmaTiling::Kind wgmma = MmaTiling::Kind::Wgmma;
+  auto onWgmma = [&](Operation *op) { return MmaTiling::kindOf(plan.mmaOf(op)) == wgmma; };
+  if (llvm::any_of(plan.roles, [](const RolePlan &r) { return r.issuesMma; }))
     return;
   // A resident in registers comes in and goes out in its fragment's
   // layout (the loop joins its value before, in and after the loop), so
@@ -349,14 +348,15 @@ void LayoutSolver::applyFragmentLayouts() {
         }
       }
   }
-  auto all = [](Operation *) { return true; };
   kernel.walk([&](DotOp dot) {
-    std::optional<DotPair> pair = pairContaining(*kind, dot, warps, all);
+    if (!onWgmma(dot))
+      return;
+    std::optional<DotPair> pair = pairContaining(wgmma, dot, warps, onWgmma);
     if (plan.residentUpdatedBy(dot) || (pair && pair->sharesRhs))
       return;
     std::string why;
     FailureOr<MmaTiling> t =
-        pair ? MmaTiling::get(*kind, *pair, warps, why) : MmaTiling::get(*kind, dot, warps, why);
+        pair ? MmaTiling::get(wgmma, *pair, warps, why) : MmaTiling::get(wgmma, dot, warps, why);
     if (failed(t))
       return; // the lowering reports it
     if (LayoutAttr fragment = t->fragmentLayout(kernel.getContext()))

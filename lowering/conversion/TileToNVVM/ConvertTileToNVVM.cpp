@@ -935,7 +935,7 @@ void GpuKernelLowering::initShared() {
     for (const RolePlan &r : plan.roles) {
       if (r.mmaBarrierOffset >= 0) {
         int64_t arrivals = 1;
-        if (r.issuer >= 0 && MmaTiling::kindOf(schedule.getMma()) == MmaTiling::Kind::Wgmma)
+        if (r.issuer >= 0 && MmaTiling::kindOf(r.mma()) == MmaTiling::Kind::Wgmma)
           arrivals = plan.roles[r.issuer].numWarps * 32;
         NVVM::MBarrierInitOp::create(b, loc(), smemAt(cIndex(r.mmaBarrierOffset)), cI32(arrivals),
                                      Value());
@@ -985,6 +985,8 @@ LogicalResult GpuKernelLowering::lowerRole(unsigned r, Block &body, const IRMapp
                                            bool setRegs) {
   role = r;
   const RolePlan &rp = plan.roles[r];
+  // The role's products multiply with its own instruction.
+  llvm::SaveAndRestore<ScheduleAttr> roleSchedule(schedule, rp.schedule);
   map = entryMap;
   regs.clear();
   Value warpInCta = arith::DivUIOp::create(b, loc(), tid, cIndex(32));
