@@ -48,6 +48,10 @@ inline constexpr llvm::StringLiteral kWrittenBesideAttr = "tile.written_beside";
 /// every backend. LLVM does not unroll them; nvcc unrolled the epilogue
 /// role's row loop four times and spilled its addresses.
 inline constexpr llvm::StringLiteral kRolledLoopAttr = "tile.rolled";
+/// On a tile.convert_layout of a `copy: shared` ring's buffer: where a role
+/// whose tile layouts span another warp count than the writer's reads the
+/// stage, in a layout of its own (the writer never runs it).
+inline constexpr llvm::StringLiteral kRingReadAttr = "tile.ring_read";
 /// Name of the argument attribute that holds a parameter's source name.
 inline constexpr llvm::StringLiteral kNameAttr = "tile.name";
 /// On an output parameter: the relative error it may have against the op's

@@ -873,6 +873,11 @@ LogicalResult planSharedRing(KernelOp kernel, KernelPlan &plan, PipelineAttr p,
   }
   llvm::sort(ring.buffers, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   for (Operation *op : ring.buffers) {
+    Operation *reader = nullptr;
+    for (Operation *user : op->getUsers())
+      if (isa<ConvertLayoutOp>(user) && user->hasAttr(kRingReadAttr))
+        reader = user;
+    ring.readers.push_back(reader);
     ring.bufferOffsets.push_back(ring.stageBytes);
     // 16-byte aligned, so each thread's vector accesses stay aligned.
     ring.stageBytes = alignTo(ring.stageBytes + tileBytes(op->getResult(0)), 16);
@@ -890,6 +895,31 @@ StringRef KernelPlan::mmaOf(Operation *op) const {
     if (role.computes() && role.runs.contains(op))
       return role.mma();
   return roles.front().schedule.getMma().getValue();
+}
+
+int64_t KernelPlan::layoutWarpsOf(Value v) const {
+  // A loop's carried tile (its argument or result): the role carrying it.
+  Operation *loop = nullptr;
+  unsigned index = 0;
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    loop = arg.getOwner()->getParentOp();
+    if (!isa_and_nonnull<scf::ForOp>(loop) || arg.getArgNumber() == 0)
+      return layoutWarps;
+    index = arg.getArgNumber() - 1;
+  } else if (isa<scf::ForOp>(v.getDefiningOp())) {
+    loop = v.getDefiningOp();
+    index = cast<OpResult>(v).getResultNumber();
+  }
+  Operation *def = v.getDefiningOp();
+  // A ring's buffer is laid out by its writer (its readers of the same
+  // warp count load it so).
+  if (const SharedRingPlan *shared = def ? sharedRingOf(def) : nullptr;
+      shared && shared->buffers[shared->indexOf(def)] == def)
+    return roles[shared->writer].numWarps;
+  for (const RolePlan &role : roles)
+    if (role.computes() && (loop ? role.carries(loop, index) : role.runs.contains(def)))
+      return role.numWarps;
+  return layoutWarps;
 }
 
 const SharedRingPlan *KernelPlan::sharedRingOf(Operation *op) const {
@@ -1063,6 +1093,43 @@ const RingPlan *KernelPlan::ringOf(Operation *load) const {
     if (tile::LoadOp ringLoad = r.load; ringLoad.getOperation() == load)
       return &r;
   return nullptr;
+}
+
+/// Tiles whose layout would span two warp counts: an op making a tile, or a
+/// loop carrying one, in computing roles of different warp counts.
+static LogicalResult checkOneWarpCountATile(KernelOp kernel, const KernelPlan &plan) {
+  auto isTile = [](Value v) {
+    auto t = dyn_cast<TileType>(v.getType());
+    return t && t.getRank() >= 1;
+  };
+  WalkResult walk = kernel.walk([&](Operation *op) {
+    for (Value v : op->getResults()) {
+      if (!isTile(v))
+        continue;
+      auto loop = dyn_cast<scf::ForOp>(op);
+      unsigned index = cast<OpResult>(v).getResultNumber();
+      const RolePlan *first = nullptr;
+      const SharedRingPlan *shared = plan.sharedRingOf(op);
+      for (auto [r, role] : llvm::enumerate(plan.roles)) {
+        if (!role.computes() || !(loop ? role.carries(loop, index) : role.runs.contains(op)))
+          continue;
+        // A ring's buffer the reader loads as the writer laid it out.
+        if (shared && shared->buffers[shared->indexOf(op)] == op && r != shared->writer)
+          continue;
+        if (first && first->numWarps != role.numWarps) {
+          op->emitOpError("makes a tile in roles '")
+              << first->name << "' (" << first->numWarps << " warps) and '" << role.name << "' ("
+              << role.numWarps
+              << "); a tile's layout spans one warp count: hand it over through a `copy: "
+                 "shared` ring, or give the roles the same warps";
+          return WalkResult::interrupt();
+        }
+        first = &role;
+      }
+    }
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
 }
 
 /// `schedule` as a role multiplying with `mma` sees it (null: the
@@ -1263,8 +1330,10 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
              failure();
     for (auto [r, role] : llvm::enumerate(plan.roles)) {
       SmallVector<bool, 4> touched;
-      for (Operation *op : ring.buffers)
-        touched.push_back(r == ring.writer || (!role.issuesMma && role.runs.contains(op)));
+      for (auto [op, reader] : llvm::zip(ring.buffers, ring.readers))
+        touched.push_back(r == ring.writer ||
+                          (!role.issuesMma &&
+                           (role.runs.contains(op) || (reader && role.runs.contains(reader)))));
       ring.touches.push_back(touched);
       if (r == ring.writer || !llvm::is_contained(touched, true))
         continue;
@@ -1466,18 +1535,15 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
     plan.dynamicSharedBytes += 8;
   }
 
-  // Tile layouts span the warps of a computing role; every such role must
-  // have that many.
+  // Tile layouts span the warps of the computing role making them: roles
+  // of different warp counts make no tile together (a `copy: shared` ring
+  // hands one over, read into the reader's layout).
   plan.layoutWarps = 0;
   for (const RolePlan &r : plan.roles)
     if (r.computes())
       plan.layoutWarps = std::max(plan.layoutWarps, r.numWarps);
-  for (const RolePlan &r : plan.roles)
-    if (r.computes() && r.numWarps != plan.layoutWarps)
-      return kernel.emitOpError("has roles that compute on ")
-                 << r.numWarps << " and " << plan.layoutWarps
-                 << " warps; tile layouts need the same warp count in every computing role",
-             failure();
+  if (failed(checkOneWarpCountATile(kernel, plan)))
+    return failure();
 
   // Staging areas, one per role, after the rings: roles stage concurrently.
   // An operand a ring brings where its product reads it takes none, but
@@ -1499,8 +1565,7 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
                                       MmaTiling::kindOf(role.mma()) == MmaTiling::Kind::Wgmma);
     // (A role of one warp has the staging area to itself.)
     auto inWarps = [&](Operation *op) {
-      return role.computes() && plan.layoutWarps > 1 &&
-             movesInWarps(op, role.mma(), plan.layoutWarps);
+      return role.computes() && role.numWarps > 1 && movesInWarps(op, role.mma(), role.numWarps);
     };
     bool wgmma = MmaTiling::kindOf(role.mma()) == MmaTiling::Kind::Wgmma;
     // A resident in registers laid out otherwise than its fragment passes

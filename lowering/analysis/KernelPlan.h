@@ -112,15 +112,21 @@ struct SharedRingPlan : RingStages {
   std::string pipeline;
   llvm::SmallVector<mlir::Operation *, 4> buffers; // in block order
   llvm::SmallVector<int64_t, 4> bufferOffsets;     // of each, in a stage
+  /// Per buffer, the conversion (kRingReadAttr) that readers of another
+  /// warp count than the writer's read the stage into, or null.
+  llvm::SmallVector<mlir::Operation *, 4> readers;
   unsigned writer = 0;
   int64_t readerThreads = 0; // threads that arrive on an empty barrier
   /// Per role, per buffer: whether the role writes it (the writer: every
   /// one) or reads it (a reader: those it needs).
   llvm::SmallVector<llvm::SmallVector<bool, 4>> touches;
-  /// Index of `op` among the buffers, or -1.
+  /// Index of `op` among the buffers (or their readers' conversions), or
+  /// -1.
   int indexOf(mlir::Operation *op) const {
-    auto it = llvm::find(buffers, op);
-    return it == buffers.end() ? -1 : it - buffers.begin();
+    if (auto it = llvm::find(buffers, op); it != buffers.end())
+      return it - buffers.begin();
+    auto it = op ? llvm::find(readers, op) : readers.end();
+    return it == readers.end() ? -1 : it - readers.begin();
   }
   /// The first and the last buffer role `r` touches (-1: none): where it
   /// waits for the stage and where it gives the stage on.
@@ -268,7 +274,7 @@ struct KernelPlan {
   llvm::SmallVector<ResidentPlan, 1> residents;
   llvm::SmallVector<FlagWaitPlan, 1> flagWaits;
   int64_t warps = 1;        // of the CTA
-  int64_t layoutWarps = 1;  // warps every computing role has; tile layouts span them
+  int64_t layoutWarps = 1;  // warps of the widest computing role
   int64_t launchRegs = 0;   // per thread at launch (0: no cap)
   bool reallocRegs = false; // roles change their registers with setmaxnreg
   int64_t persistent = 0;   // resident CTAs per SM; 0: one CTA per grid point
@@ -290,6 +296,13 @@ struct KernelPlan {
   /// The matrix instruction `op` multiplies with: that of the computing
   /// roles running it (they agree on a dot), else the schedule's.
   llvm::StringRef mmaOf(mlir::Operation *op) const;
+  /// The warps the layout of tile `v` spans: those of the computing role
+  /// making it (roles of one warp count make a tile), else layoutWarps.
+  int64_t layoutWarpsOf(mlir::Value v) const;
+  /// The warps the tiles of role `r` span: its own where it computes.
+  int64_t layoutWarpsOfRole(unsigned r) const {
+    return roles[r].computes() ? roles[r].numWarps : layoutWarps;
+  }
   /// The plan of `wait`, or null.
   const FlagWaitPlan *flagWaitOf(mlir::Operation *wait) const;
   /// The ring that carries `load`, or null.

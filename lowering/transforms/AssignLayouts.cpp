@@ -58,14 +58,14 @@ struct Relation {
 
 class LayoutSolver {
 public:
-  LayoutSolver(KernelOp kernel, const KernelPlan &plan)
-      : kernel(kernel), plan(plan), warps(plan.layoutWarps) {}
+  LayoutSolver(KernelOp kernel, const KernelPlan &plan) : kernel(kernel), plan(plan) {}
   LogicalResult run();
 
 private:
   KernelOp kernel;
   const KernelPlan &plan;
-  int64_t warps;
+  /// The warps v's layout spans: the role making it computes on them.
+  int64_t warpsOf(Value v) const { return plan.layoutWarpsOf(v); }
   llvm::EquivalenceClasses<Value> classes;
   SmallVector<Value> values;
   SmallVector<Relation> relations;
@@ -279,11 +279,11 @@ LogicalResult LayoutSolver::applyScheduleLayouts() {
     if (32 % lanes != 0)
       return emitError(at) << "the layout of '" << id << "' takes " << lanes
                            << " lanes, which do not divide a warp of 32";
-    if (spread > warps)
+    if (spread > warpsOf(v))
       return emitError(at) << "the layout of '" << id << "' spreads its tile over " << spread
-                           << " warps, but the role computing it has " << warps;
+                           << " warps, but the role computing it has " << warpsOf(v);
     LayoutAttr layout =
-        defaultLayout(kernel.getContext(), type.getShape(), classBytes(v), warps, fixed);
+        defaultLayout(kernel.getContext(), type.getShape(), classBytes(v), warpsOf(v), fixed);
     // A warp-level product's result in its fragments' lanes: the warps are
     // the grid its m16 x n8 blocks are dealt to (its size is the
     // fragments').
@@ -319,7 +319,9 @@ void LayoutSolver::applyFragmentLayouts() {
       return;
     std::string why;
     WarpMmaStaging staging;
-    if (FailureOr<WarpMmaTiling> t = WarpMmaTiling::get(dot, warps, staging, why); succeeded(t))
+    if (FailureOr<WarpMmaTiling> t =
+            WarpMmaTiling::get(dot, warpsOf(dot.getResult()), staging, why);
+        succeeded(t))
       set(dot.getResult(), t->fragmentLayout(kernel.getContext()));
   });
   const MmaTiling::Kind wgmma = MmaTiling::Kind::Wgmma;
@@ -351,6 +353,7 @@ void LayoutSolver::applyFragmentLayouts() {
   kernel.walk([&](DotOp dot) {
     if (!onWgmma(dot))
       return;
+    int64_t warps = warpsOf(dot.getResult());
     std::optional<DotPair> pair = pairContaining(wgmma, dot, warps, onWgmma);
     if (plan.residentUpdatedBy(dot) || (pair && pair->sharesRhs))
       return;
@@ -437,7 +440,7 @@ LogicalResult LayoutSolver::run() {
       break;
     auto t = cast<TileType>(biggest.getType());
     chosen[leader(biggest)] =
-        defaultLayout(kernel.getContext(), t.getShape(), classBytes(biggest), warps);
+        defaultLayout(kernel.getContext(), t.getShape(), classBytes(biggest), warpsOf(biggest));
   }
   // Record the choice on every op that makes a tile, and check it fits.
   for (Value v : values) {
@@ -607,6 +610,41 @@ void eraseUnused(const llvm::SmallPtrSetImpl<Operation *> &ops) {
   }
 }
 
+/// Gives the readers of a `copy: shared` ring's buffer whose role computes
+/// on another warp count than the writer's a conversion of their own
+/// (kRingReadAttr) to read the stage into: its layout spans their warps,
+/// the buffer's the writer's. Returns whether it made any.
+bool splitRingReads(const KernelPlan &plan) {
+  bool split = false;
+  for (const SharedRingPlan &ring : plan.sharedRings)
+    for (auto [op, reader] : llvm::zip(ring.buffers, ring.readers)) {
+      if (reader)
+        continue;
+      int64_t writerWarps = plan.roles[ring.writer].numWarps;
+      auto readsElsewhere = [&](OpOperand &use) {
+        return llvm::any_of(plan.roles, [&](const RolePlan &role) {
+          return role.computes() && role.numWarps != writerWarps &&
+                 role.runs.contains(use.getOwner());
+        });
+      };
+      Value tile = op->getResult(0);
+      SmallVector<OpOperand *> uses;
+      for (OpOperand &use : tile.getUses())
+        if (readsElsewhere(use))
+          uses.push_back(&use);
+      if (uses.empty())
+        continue;
+      OpBuilder b(op->getContext());
+      b.setInsertionPointAfter(op);
+      auto cv = ConvertLayoutOp::create(b, op->getLoc(), tile);
+      cv->setAttr(kRingReadAttr, b.getUnitAttr());
+      for (OpOperand *use : uses)
+        use->set(cv);
+      split = true;
+    }
+  return split;
+}
+
 /// Breaks the relation at `op` by converting `v` there: an operand is
 /// converted before op, a result after it (for every other user).
 void insertConversion(Operation *op, Value v) {
@@ -658,10 +696,15 @@ struct TileAssignLayouts : kiln::impl::TileAssignLayoutsBase<TileAssignLayouts> 
       auto schedule = kernel.getScheduleAttr();
       if (!schedule)
         continue;
-      // Layouts span the warps of one computing role.
+      // Layouts span the warps of the computing role making a tile.
       FailureOr<KernelPlan> plan = KernelPlan::build(kernel);
       if (failed(plan))
         return signalPassFailure();
+      if (splitRingReads(*plan)) {
+        plan = KernelPlan::build(kernel);
+        if (failed(plan))
+          return signalPassFailure();
+      }
       // Each conflict adds one conversion or copy; a kernel has finitely
       // many relations.
       llvm::SmallPtrSet<Operation *, 16> copies, copied;
@@ -693,9 +736,10 @@ struct TileAssignLayouts : kiln::impl::TileAssignLayoutsBase<TileAssignLayouts> 
       }
       foldEqualCopies(copies);
       eraseUnused(copied);
-      // Conversions between equal layouts move nothing.
+      // Conversions between equal layouts move nothing (a ring's read is
+      // another role's load).
       kernel.walk([](ConvertLayoutOp cv) {
-        if (cv.getInput().getDefiningOp() &&
+        if (!cv->hasAttr(kRingReadAttr) && cv.getInput().getDefiningOp() &&
             cv.getInput().getDefiningOp()->getAttr(kLayoutAttr) == cv->getAttr(kLayoutAttr)) {
           cv.getResult().replaceAllUsesWith(cv.getInput());
           cv.erase();

@@ -238,7 +238,7 @@ private:
     NVVM::Tcgen05FenceOp::create(b, loc(), NVVM::Tcgen05FenceKindAttr::get(b.getContext(), kind));
   }
   /// Warps a tile layout spans: those of a computing role.
-  int64_t numWarps() { return plan.layoutWarps; }
+  int64_t numWarps() { return plan.layoutWarpsOfRole(role); }
   Value cI32(int64_t v) { return arith::ConstantIntOp::create(b, loc(), v, 32); }
   bool runs(Operation *op) { return plan.roles[role].runs.contains(op); }
   /// The role whose staging area, tensor-memory columns and mbarriers the

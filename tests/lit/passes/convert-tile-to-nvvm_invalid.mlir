@@ -1,17 +1,5 @@
 // RUN: kiln-opt %s --tile-assign-layouts --convert-tile-to-nvvm --split-input-file --verify-diagnostics
 
-// expected-error @+1 {{has roles that compute on 1 and 3 warps; tile layouts need the same warp count in every computing role}}
-tile.kernel @roles(%N: index) attributes {dim_names = ["N"],
-    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 4, mma = "none",
-      roles = [#tile.role<name = "producer", firstWarp = 0, numWarps = 1, regs = 40, ops = []>,
-               #tile.role<name = "compute", firstWarp = 1, numWarps = 3, regs = 232, ops = []>],
-      pipelines = []>} {
-  %n = tile.program_ids ["n"] (%N) : index
-  tile.return
-}
-
-// -----
-
 tile.kernel @masked_tma(%N: index, %x: !tile.view<[N, 8, 64], f32> {tile.access = "in"},
                         %y: !tile.view<[N, 8, 64], f32> {tile.access = "out"}) attributes {dim_names = ["N"],
     schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 4, mma = "none",

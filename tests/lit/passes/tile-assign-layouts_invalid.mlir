@@ -1,8 +1,7 @@
 // RUN: kiln-opt %s --tile-assign-layouts --split-input-file --verify-diagnostics
 
-// Layouts span the warps of a computing role; roles computing on different
-// warp counts cannot share tiles.
-// expected-error @+1 {{has roles that compute on 2 and 4 warps; tile layouts need the same warp count in every computing role}}
+// A tile's layout spans the warps of the role making it; roles computing
+// on different warp counts cannot both make one (role b's store needs t).
 tile.kernel @roles(%N: index, %x: !tile.view<[N, 64], f32> {tile.access = "inout"}) attributes {dim_names = ["N"],
     schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 6, mma = "none",
       roles = [#tile.role<name = "a", firstWarp = 0, numWarps = 4, regs = 0, ops = ["t"]>,
@@ -10,6 +9,7 @@ tile.kernel @roles(%N: index, %x: !tile.view<[N, 64], f32> {tile.access = "inout
       pipelines = []>} {
   %n = tile.program_ids ["n"] (%N) : index
   %c0 = arith.constant 0 : index
+  // expected-error @+1 {{makes a tile in roles 'a' (4 warps) and 'b' (2); a tile's layout spans one warp count: hand it over through a `copy: shared` ring, or give the roles the same warps}}
   %t = tile.load %x[%n, %c0] window [1, 64] keep [1] {tile.id = "t"} : !tile.view<[N, 64], f32> -> !tile.tile<64xf32>
   tile.store %t, %x[%n, %c0] window [1, 64] keep [1] {tile.id = "store.x"} : !tile.tile<64xf32>, !tile.view<[N, 64], f32>
   tile.return
