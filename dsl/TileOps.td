@@ -475,7 +475,8 @@ def Tile_SliceOp : Tile_Op<"slice", [Pure]> {
     window lies inside the input. Written `x[a +: n, :]` with compile-time
     `a` and `n`. On a GPU it moves through shared memory, except as an
     operand of a tensor-core product, which stages the window straight from
-    the input's registers (the threads holding its rows store them).
+    the input's registers (the threads holding its rows store them), and
+    where the window is whole spans of the input's layout (its registers).
 
     ```mlir
     %b = tile.slice %x [32, 0] : <64x32xf16> -> <32x32xf16>

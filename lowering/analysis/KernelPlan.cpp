@@ -890,6 +890,14 @@ LogicalResult planSharedRing(KernelOp kernel, KernelPlan &plan, PipelineAttr p,
 
 } // namespace
 
+std::optional<SmallVector<int64_t>> kiln::slicedInRegisters(SliceOp slice) {
+  std::optional<TileLayout> in = assignedLayout(slice.getInput()),
+                            out = assignedLayout(slice.getResult());
+  if (!in || !out)
+    return std::nullopt;
+  return windowRegisters(*in, *out, slice.getOffsets());
+}
+
 StringRef KernelPlan::mmaOf(Operation *op) const {
   for (const RolePlan &role : roles)
     if (role.computes() && role.runs.contains(op))
@@ -1582,7 +1590,8 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
       if (auto dot = dyn_cast<DotOp>(op);
           dot && wgmma && role.issuer < 0 && !passesThrough && !plan.stagesWholeLayout(op))
         return plan.ownProductStagingBytes(dot, warps, readInPlace);
-      if (auto slice = dyn_cast<SliceOp>(op); slice && plan.foldsSlice(slice, role.schedule))
+      if (auto slice = dyn_cast<SliceOp>(op);
+          slice && (plan.foldsSlice(slice, role.schedule) || slicedInRegisters(slice)))
         return 0;
       if (auto tr = dyn_cast<TransposeOp>(op)) {
         std::optional<TileLayout> in = assignedLayout(tr.getInput()),

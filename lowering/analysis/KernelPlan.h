@@ -256,6 +256,11 @@ llvm::SmallVector<int64_t, 2> transposeStagingShape(tile::TileType input);
 bool movesInWarps(mlir::Operation *op, llvm::StringRef mma, int64_t warps);
 inline constexpr int64_t kWarpSlicesBytes = 64 * 1024;
 
+/// Where a slice's window stays in the registers holding it
+/// (windowRegisters of the assigned layouts): per register of the result,
+/// the input's; nothing before tile-assign-layouts or where it moves.
+std::optional<llvm::SmallVector<int64_t>> slicedInRegisters(tile::SliceOp slice);
+
 /// Shared memory `op` stages its operands in when a role of `warps` warps
 /// runs it under the schedule's matrix instruction `mma`; 0 when it needs
 /// none. Operands for which `readInPlace` holds (a TMA ring brings them in

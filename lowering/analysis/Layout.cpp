@@ -93,6 +93,36 @@ bool kiln::permutesRegisters(const TileLayout &from, const TileLayout &to, Array
   return true;
 }
 
+std::optional<SmallVector<int64_t>>
+kiln::windowRegisters(const TileLayout &from, const TileLayout &to, ArrayRef<int64_t> offsets) {
+  if (from.size != to.size || from.lanes != to.lanes || from.warps != to.warps ||
+      from.lanesFirst != to.lanesFirst || from.dims != to.dims || from.mismatch() || to.mismatch())
+    return std::nullopt;
+  for (unsigned d = 0; d < to.shape.size(); ++d) {
+    // A dim of one element is held whole by every thread; a window of one
+    // row of a longer dim is not where that row's holders keep it.
+    if (from.isUnit(d) || to.isUnit(d)) {
+      if (!from.isUnit(d) || !to.isUnit(d) || offsets[d])
+        return std::nullopt;
+      continue;
+    }
+    if (offsets[d] % from.span(from.dims[d]))
+      return std::nullopt;
+  }
+  // A whole span further along dim d is `size` registers further.
+  SmallVector<int64_t> picked;
+  for (int64_t r = 0; r < to.numRegs(); ++r) {
+    SmallVector<int64_t, 2> index = to.regIndex(r);
+    for (unsigned d = 0; d < index.size(); ++d)
+      if (!to.isUnit(d)) {
+        unsigned p = from.dims[d];
+        index[d] += offsets[d] / from.span(p) * from.size[p];
+      }
+    picked.push_back(from.regNumber(index));
+  }
+  return picked;
+}
+
 tile::LayoutAttr TileLayout::attr(MLIRContext *ctx) const {
   return tile::LayoutAttr::get(ctx, size, lanes, warps, dims, lanesFirst);
 }

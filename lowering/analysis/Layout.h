@@ -83,6 +83,13 @@ bool staysInWarps(const TileLayout &from, const TileLayout &to, int64_t warps,
 /// it: the two differ only in the order of their dims.
 bool permutesRegisters(const TileLayout &from, const TileLayout &to, llvm::ArrayRef<int64_t> perm);
 
+/// Where `to`, the layout of the window of `from`'s tile at `offsets`, holds
+/// every element in a register of the thread that held it: both spread the
+/// threads alike and each offset is a multiple of its dim's span. Per
+/// register of `to`, the register of `from` it is; nothing otherwise.
+std::optional<llvm::SmallVector<int64_t>>
+windowRegisters(const TileLayout &from, const TileLayout &to, llvm::ArrayRef<int64_t> offsets);
+
 /// How a warp's registers of a rank-2 tile of 16-bit elements come from a
 /// row-major shared-memory tile by `ldmatrix`: each 8 x 8 matrix (8 rows of
 /// 16 bytes) gives every lane two neighbours of one row (`ldmatrix`) or,

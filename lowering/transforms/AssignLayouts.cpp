@@ -69,6 +69,7 @@ private:
   llvm::EquivalenceClasses<Value> classes;
   SmallVector<Value> values;
   SmallVector<Relation> relations;
+  SmallVector<SliceOp> slices;
   DenseMap<Value, LayoutAttr> chosen; // class leader -> layout
 
   Value leader(Value v) { return classes.getLeaderValue(v); }
@@ -93,6 +94,9 @@ private:
   /// transposes (read from shared memory in any layout) is read in that of
   /// the fragment it meets. Either way the transpose moves nothing.
   void relateTransposesOfFragments();
+  /// Gives a slice without a layout its input's, where the window then
+  /// stays in the registers holding it (windowRegisters); true if any.
+  bool keepSlicesInRegisters();
 
 public:
   /// Where the last run() failed on a conflict: the op and the tile to convert.
@@ -116,6 +120,8 @@ void LayoutSolver::collect(Operation *op) {
   if (isElementwise(op)) {
     for (Value operand : op->getOperands())
       join(operand, op->getResult(0));
+  } else if (auto slice = dyn_cast<SliceOp>(op)) {
+    slices.push_back(slice);
   } else if (auto dot = dyn_cast<DotOp>(op)) {
     if (dot.getAcc()) // accumulated in place
       join(dot.getAcc(), dot.getResult());
@@ -367,6 +373,20 @@ void LayoutSolver::applyFragmentLayouts() {
   });
 }
 
+bool LayoutSolver::keepSlicesInRegisters() {
+  bool any = false;
+  for (SliceOp slice : slices) {
+    auto in = chosen.find(leader(slice.getInput()));
+    if (in == chosen.end() || chosen.count(leader(slice.getResult())))
+      continue;
+    TileLayout from = TileLayout::get(in->second, slice.getInput().getType().getShape()),
+               to = TileLayout::get(in->second, slice.getResult().getType().getShape());
+    if (windowRegisters(from, to, slice.getOffsets()))
+      any |= set(slice.getResult(), in->second);
+  }
+  return any;
+}
+
 void LayoutSolver::relateTransposesOfFragments() {
   auto fragmentOf = [&](Value v) -> LayoutAttr {
     auto it = chosen.find(leader(v));
@@ -396,6 +416,7 @@ LogicalResult LayoutSolver::run() {
     return failure();
   applyFragmentLayouts();
   relateTransposesOfFragments();
+  keepSlicesInRegisters();
   auto numel = [](Value v) {
     int64_t n = 1;
     for (int64_t e : cast<TileType>(v.getType()).getShape())
@@ -430,6 +451,7 @@ LogicalResult LayoutSolver::run() {
         set(other, l);
         changed = true;
       }
+      changed |= keepSlicesInRegisters();
     }
     // The largest tile still without a layout takes the default.
     Value biggest;

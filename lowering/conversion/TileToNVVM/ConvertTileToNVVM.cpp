@@ -580,7 +580,7 @@ bool GpuKernelLowering::runsBesidePending(Operation *op) {
   if (isa<ConvertLayoutOp>(op))
     return movesInWarpSlices(op);
   if (auto slice = dyn_cast<SliceOp>(op))
-    return plan.foldsSlice(slice, schedule);
+    return plan.foldsSlice(slice, schedule) || slicedInRegisters(slice);
   // (A reduction across warps meets in a scratch array of its own.)
   return isa<ConstantOp, IotaOp, FromIndexOp, SplatOp, ToIndexOp, AddOp, SubOp, MulOp, DivOp, RemOp,
              MaxOp, MinOp, AndOp, OrOp, CmpOp, NegOp, AbsOp, ExpOp, LogOp, Log1pOp, SqrtOp, RsqrtOp,
@@ -786,9 +786,19 @@ LogicalResult GpuKernelLowering::lowerOpNow(Operation *op) {
       })
       .Case([&](SliceOp sl) {
         // Folded: the dots stage the window from the input's registers.
+        if (plan.foldsSlice(sl, schedule))
+          return success();
+        // A window of whole spans of the input's layout: its registers.
+        if (std::optional<SmallVector<int64_t>> picked = slicedInRegisters(sl)) {
+          const Regs &from = regs[sl.getInput()];
+          Regs to;
+          for (int64_t r : *picked)
+            to.push_back(from[r]);
+          regs[sl.getResult()] = std::move(to);
+          return success();
+        }
         // Otherwise the whole input goes out and the window comes back.
-        if (!plan.foldsSlice(sl, schedule))
-          restage(sl.getInput(), sl.getResult(), sl.getOffsets(), /*inWarps=*/false);
+        restage(sl.getInput(), sl.getResult(), sl.getOffsets(), /*inWarps=*/false);
         return success();
       })
       .Case([&](TransposeOp tr) {
