@@ -446,6 +446,59 @@ TEST_CASE("moving a tile between layouts: which moves stay in their warps", "[la
   CHECK(staysInWarps(oneWarp, oneWarp, 1));
 }
 
+TEST_CASE("a window of whole spans of a layout is its tile's registers", "[layout]") {
+  Types t;
+  t.ctx.getOrLoadDialect<tile::TileDialect>();
+  // Every element of `to` (the window at `offsets`) is, for every thread,
+  // in the register `picked` names of that thread's registers of `from`.
+  auto holds = [](const TileLayout &from, const TileLayout &to, llvm::ArrayRef<int64_t> offsets,
+                  llvm::ArrayRef<int64_t> picked, int64_t warps) {
+    for (int64_t warp = 0; warp < warps; ++warp)
+      for (int64_t lane = 0; lane < 32; ++lane)
+        for (int64_t r = 0; r < to.numRegs(); ++r) {
+          llvm::SmallVector<int64_t, 2> in = from.regIndex(picked[r]), out = to.regIndex(r);
+          for (unsigned d = 0; d < to.shape.size(); ++d)
+            if (from.coordinate(d, in[d], lane, warp) !=
+                to.coordinate(d, out[d], lane, warp) + offsets[d])
+              return false;
+        }
+    return true;
+  };
+  // One warp's mma.sync fragments: 16-row, 8-column spans, lanes first.
+  tile::LayoutAttr frag = WarpMmaTiling::fragmentLayout(&t.ctx, 1, 1);
+  TileLayout whole = TileLayout::get(frag, {32, 32});
+  for (llvm::SmallVector<int64_t, 2> at :
+       {llvm::SmallVector<int64_t, 2>{0, 0}, {16, 0}, {16, 16}, {0, 8}, {16, 24}}) {
+    int64_t cols = at[1] == 24 ? 8 : 16;
+    TileLayout window = TileLayout::get(frag, {16, cols});
+    std::optional<llvm::SmallVector<int64_t>> picked = windowRegisters(whole, window, at);
+    REQUIRE(picked);
+    CHECK(picked->size() == static_cast<size_t>(window.numRegs()));
+    CHECK(holds(whole, window, at, *picked, 1));
+  }
+  // (The check tells registers apart: the first window's are not the lower
+  // one's.)
+  TileLayout quarter = TileLayout::get(frag, {16, 16});
+  std::optional<llvm::SmallVector<int64_t>> first = windowRegisters(whole, quarter, {0, 0});
+  REQUIRE(first);
+  CHECK(!holds(whole, quarter, {16, 0}, *first, 1));
+  // A window splitting a span (8 rows into a 16-row block), or laid out
+  // otherwise than its tile, moves.
+  CHECK(!windowRegisters(whole, TileLayout::get(frag, {16, 16}), {8, 0}));
+  CHECK(!windowRegisters(whole, TileLayout::get(frag, {16, 16}), {0, 4}));
+  TileLayout rows =
+      TileLayout::get(tile::LayoutAttr::get(&t.ctx, {1, 4}, {8, 4}, {1, 1}, {0, 1}, {}), {16, 16});
+  CHECK(!windowRegisters(whole, rows, {0, 0}));
+  // Over four warps, each warp's rows: a window of whole warps' rows.
+  tile::LayoutAttr fourWarps = tile::LayoutAttr::get(&t.ctx, {1, 4}, {4, 8}, {4, 1}, {0, 1}, {});
+  TileLayout tall = TileLayout::get(fourWarps, {64, 32});
+  TileLayout lower = TileLayout::get(fourWarps, {32, 32});
+  std::optional<llvm::SmallVector<int64_t>> picked = windowRegisters(tall, lower, {32, 0});
+  REQUIRE(picked);
+  CHECK(holds(tall, lower, {32, 0}, *picked, 4));
+  CHECK(!windowRegisters(tall, lower, {8, 0}));
+}
+
 TEST_CASE("a TMA ring swizzled for its readers: the scan's U read in the accumulators' layout",
           "[layout]") {
   Types t;
