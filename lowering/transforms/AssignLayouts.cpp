@@ -7,7 +7,10 @@
 // derived, and the next largest follows. Where a relation cannot hold (one
 // tile broadcast along rows and along columns), a tile.convert_layout goes
 // in at that op and the solve starts again. Dot, transpose and cumsum move
-// their data through shared memory anyway, so they relate nothing.
+// their data through shared memory anyway, so they relate nothing; a slice
+// takes its input's layout where its window is whole spans of it (then it
+// is the input's registers), and relates nothing otherwise. Each tile spans
+// the warps of the role making it.
 //
 //===----------------------------------------------------------------------===//
 #include "dsl/TileDialect.h"
