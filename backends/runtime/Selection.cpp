@@ -94,7 +94,7 @@ bool SelectionManifest::fromJson(const Value &v, SelectionManifest &out, std::st
 
 bool kiln::evalSelectionCondition(const std::vector<std::string> &rpn,
                                   const std::map<std::string, int64_t> &dims, int64_t sms,
-                                  int64_t &out, std::string &error) {
+                                  int64_t &out, std::string &error, std::string *unknown) {
   std::vector<int64_t> stack;
   for (const std::string &t : rpn) {
     if (t.empty())
@@ -113,8 +113,11 @@ bool kiln::evalSelectionCondition(const std::vector<std::string> &rpn,
         stack.push_back(it->second);
       else if (t == "sms")
         stack.push_back(sms);
-      else
+      else {
+        if (unknown)
+          *unknown = t;
         return error = "unknown name '" + t + "'", false;
+      }
       continue;
     }
     if (stack.size() < 2)
@@ -158,12 +161,12 @@ bool kiln::evalSelectionCondition(const std::vector<std::string> &rpn,
 
 bool kiln::chooseSelectionRule(const SelectionManifest &s,
                                const std::map<std::string, int64_t> &dims, int64_t sms,
-                               size_t &rule, std::string &error) {
+                               size_t &rule, std::string &error, std::string *unknown) {
   for (size_t i = 0; i < s.rules.size(); ++i) {
     bool holds = true;
     for (const SelectionManifest::Condition &c : s.rules[i].when) {
       int64_t v = 0;
-      if (!evalSelectionCondition(c.rpn, dims, sms, v, error)) {
+      if (!evalSelectionCondition(c.rpn, dims, sms, v, error, unknown)) {
         error = "rule " + std::to_string(i + 1) + " (" + s.rules[i].schedule + "), condition '" +
                 c.text + "': " + error;
         return false;

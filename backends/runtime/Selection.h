@@ -45,15 +45,18 @@ struct SelectionManifest {
 };
 
 /// The value of a postfix condition: nonzero holds. Names are looked up in
-/// `dims`, then `sms`; a division by zero or an unknown name is an error.
+/// `dims`, then `sms`; a division by zero or an unknown name is an error
+/// (the name then also in `*unknown`, where given).
 bool evalSelectionCondition(const std::vector<std::string> &rpn,
                             const std::map<std::string, int64_t> &dims, int64_t sms, int64_t &out,
-                            std::string &error);
+                            std::string &error, std::string *unknown = nullptr);
 
 /// The index of the first rule whose conditions all hold (the last rule has
-/// none, so one always does unless a condition cannot be evaluated).
+/// none, so one always does unless a condition cannot be evaluated; where
+/// that is for a name `dims` lacks, the name is in `*unknown`).
 bool chooseSelectionRule(const SelectionManifest &s, const std::map<std::string, int64_t> &dims,
-                         int64_t sms, size_t &rule, std::string &error);
+                         int64_t sms, size_t &rule, std::string &error,
+                         std::string *unknown = nullptr);
 
 } // namespace kiln
 

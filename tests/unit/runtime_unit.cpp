@@ -67,6 +67,18 @@ TEST_CASE("selection conditions refuse what does not fit in 64 bits", "[runtime]
   CHECK_FALSE(evalSelectionCondition({"0", "9223372036854775807", "-", "1", "-", "1", "-"}, {}, 132,
                                      out, error));
   CHECK(error == "-9223372036854775808 - 1 does not fit in 64 bits");
+  // A name neither the dims nor `sms` give: the error says so, and the
+  // caller learns which (kiln compare asks for it with --dims); an overflow
+  // names none.
+  std::string unknown;
+  CHECK_FALSE(
+      evalSelectionCondition({"M", "K", "*", "1", ">="}, {{"M", 4}}, 132, out, error, &unknown));
+  CHECK(error == "unknown name 'K'");
+  CHECK(unknown == "K");
+  unknown.clear();
+  CHECK_FALSE(evalSelectionCondition({"M", "M", "*", "M", "*", "1", ">="},
+                                     {{"M", int64_t(1) << 30}}, 132, out, error, &unknown));
+  CHECK(unknown.empty());
 }
 
 TEST_CASE("grid expressions evaluate over runtime dims", "[runtime]") {

@@ -287,10 +287,10 @@ void printSelection(const CompareOptions &o, const json::Value *benchRows) {
   }
   auto pick = [&](const std::map<std::string, int64_t> &dims) -> std::string {
     size_t rule = 0;
-    std::string error;
-    if (!chooseSelectionRule(rules, dims, o.sms, rule, error))
+    std::string error, unknown;
+    if (!chooseSelectionRule(rules, dims, o.sms, rule, error, &unknown))
       return "cannot choose: " + error +
-             (error.find("unknown name") != std::string::npos ? " (give it with --dims)" : "");
+             (unknown.empty() ? "" : " (give " + unknown + " with --dims)");
     return rules.rules[rule].schedule + " (rule " + std::to_string(rule + 1) + ")";
   };
   if (!o.dims.empty())
