@@ -155,7 +155,7 @@ SmallVector<StagePlacement> planMmaOperandRings(KernelPlan &plan) {
     std::optional<bool> cuts = cutsFirstDim(ring.load);
     if (uses.empty() || !cuts || llvm::count(ring.consumedBy, true) != 1)
       continue;
-    unsigned readerIndex = llvm::find(ring.consumedBy, true) - ring.consumedBy.begin();
+    unsigned readerIndex = ring.firstReader();
     const RolePlan &reader = plan.roles[readerIndex];
     // The reader's products read the stage: their instruction lays it out.
     std::optional<MmaTiling::Kind> kind = MmaTiling::kindOf(reader.mma());
@@ -902,31 +902,32 @@ StringRef KernelPlan::mmaOf(Operation *op) const {
   for (const RolePlan &role : roles)
     if (role.computes() && role.runs.contains(op))
       return role.mma();
-  return roles.front().schedule.getMma().getValue();
+  return schedule.getMma().getValue();
+}
+
+bool KernelPlan::makes(unsigned r, Value v) const {
+  const RolePlan &role = roles[r];
+  if (!role.computes())
+    return false;
+  // A loop's carried tile (its argument or result): the role carrying it.
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    Operation *loop = arg.getOwner()->getParentOp();
+    return isa_and_nonnull<scf::ForOp>(loop) && arg.getArgNumber() > 0 &&
+           role.carries(loop, arg.getArgNumber() - 1);
+  }
+  Operation *def = v.getDefiningOp();
+  if (isa<scf::ForOp>(def))
+    return role.carries(def, cast<OpResult>(v).getResultNumber());
+  if (const SharedRingPlan *shared = sharedRingOf(def);
+      shared && llvm::is_contained(shared->buffers, def))
+    return r == shared->writer;
+  return role.runs.contains(def);
 }
 
 int64_t KernelPlan::layoutWarpsOf(Value v) const {
-  // A loop's carried tile (its argument or result): the role carrying it.
-  Operation *loop = nullptr;
-  unsigned index = 0;
-  if (auto arg = dyn_cast<BlockArgument>(v)) {
-    loop = arg.getOwner()->getParentOp();
-    if (!isa_and_nonnull<scf::ForOp>(loop) || arg.getArgNumber() == 0)
-      return layoutWarps;
-    index = arg.getArgNumber() - 1;
-  } else if (isa<scf::ForOp>(v.getDefiningOp())) {
-    loop = v.getDefiningOp();
-    index = cast<OpResult>(v).getResultNumber();
-  }
-  Operation *def = v.getDefiningOp();
-  // A ring's buffer is laid out by its writer (its readers of the same
-  // warp count load it so).
-  if (const SharedRingPlan *shared = def ? sharedRingOf(def) : nullptr;
-      shared && shared->buffers[shared->indexOf(def)] == def)
-    return roles[shared->writer].numWarps;
-  for (const RolePlan &role : roles)
-    if (role.computes() && (loop ? role.carries(loop, index) : role.runs.contains(def)))
-      return role.numWarps;
+  for (unsigned r = 0; r < roles.size(); ++r)
+    if (makes(r, v))
+      return roles[r].numWarps;
   return layoutWarps;
 }
 
@@ -1114,15 +1115,9 @@ static LogicalResult checkOneWarpCountATile(KernelOp kernel, const KernelPlan &p
     for (Value v : op->getResults()) {
       if (!isTile(v))
         continue;
-      auto loop = dyn_cast<scf::ForOp>(op);
-      unsigned index = cast<OpResult>(v).getResultNumber();
       const RolePlan *first = nullptr;
-      const SharedRingPlan *shared = plan.sharedRingOf(op);
       for (auto [r, role] : llvm::enumerate(plan.roles)) {
-        if (!role.computes() || !(loop ? role.carries(loop, index) : role.runs.contains(op)))
-          continue;
-        // A ring's buffer the reader loads as the writer laid it out.
-        if (shared && shared->buffers[shared->indexOf(op)] == op && r != shared->writer)
+        if (!plan.makes(r, v))
           continue;
         if (first && first->numWarps != role.numWarps) {
           op->emitOpError("makes a tile in roles '")
@@ -1158,6 +1153,7 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
   ScheduleAttr schedule = kernel.getScheduleAttr();
   if (!schedule)
     return kernel.emitOpError("needs a schedule"), failure();
+  plan.schedule = schedule;
   plan.warps = schedule.getWarps();
   plan.persistent = schedule.getPersistent();
   llvm::StringMap<Operation *> byId = kernel.getOpsById();
@@ -1433,9 +1429,7 @@ FailureOr<KernelPlan> KernelPlan::build(KernelOp kernel) {
   // the stage as soon as they finish (no role reads the tile otherwise).
   for (RingPlan &ring : plan.rings)
     if (ring.mmaOperand() &&
-        MmaTiling::kindOf(
-            plan.roles[llvm::find(ring.consumedBy, true) - ring.consumedBy.begin()].mma()) ==
-            MmaTiling::Kind::Tcgen05) {
+        MmaTiling::kindOf(plan.roles[ring.firstReader()].mma()) == MmaTiling::Kind::Tcgen05) {
       ring.freedByCommit = true;
       ring.consumerThreads = 1;
     }

@@ -40,6 +40,8 @@ struct RingPlan : RingStages {
   unsigned issuer = 0;                // role that issues the copies
   int64_t consumerThreads = 0;        // threads that arrive on an empty barrier
   llvm::SmallVector<bool> consumedBy; // per role
+  /// The first role reading the stages (the one, for a tensor-core operand).
+  unsigned firstReader() const { return llvm::find(consumedBy, true) - consumedBy.begin(); }
   /// Non-zero when the ring's tile is a tensor-core operand read where it
   /// lands: the copies write it in the swizzled K-major layout the MMA reads
   /// (see MmaTiling), `kBlocks` boxes of `swizzleBytes` of every row, K block
@@ -272,6 +274,7 @@ int64_t stagingBytesOf(mlir::Operation *op, llvm::StringRef mma, int64_t warps,
 int64_t tensorMemoryColumnsOf(mlir::Operation *op, llvm::StringRef mma, int64_t warps);
 
 struct KernelPlan {
+  tile::ScheduleAttr schedule;       // the kernel's (a role's own: RolePlan::schedule)
   llvm::SmallVector<RolePlan> roles; // at least one
   llvm::SmallVector<RingPlan, 2> rings;
   llvm::SmallVector<StoreRingPlan, 1> storeRings;
@@ -301,6 +304,10 @@ struct KernelPlan {
   /// The matrix instruction `op` multiplies with: that of the computing
   /// roles running it (they agree on a dot), else the schedule's.
   llvm::StringRef mmaOf(mlir::Operation *op) const;
+  /// Whether computing role `r` makes tile `v`: it runs v's op or carries
+  /// it through a loop; a `copy: shared` ring's buffer only its writer
+  /// makes (a reader loads it as the writer laid it out).
+  bool makes(unsigned r, mlir::Value v) const;
   /// The warps the layout of tile `v` spans: those of the computing role
   /// making it (roles of one warp count make a tile), else layoutWarps.
   int64_t layoutWarpsOf(mlir::Value v) const;
