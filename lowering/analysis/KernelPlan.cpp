@@ -757,6 +757,33 @@ LogicalResult planPipelineGroups(KernelPlan &plan, ScheduleAttr schedule) {
       if (at)
         plan.rings[*at].waitsFull[r] = true;
     }
+    // The role that copies the stages issues each copy where its load
+    // stands. If it also reads them, it waits there for all of the stage's
+    // bytes: a copy it would issue after that wait never goes out, and the
+    // wait never ends.
+    unsigned issuer = first.issuer;
+    std::optional<unsigned> waitAt;
+    for (unsigned m : members)
+      if (plan.rings[m].waitsFull[issuer])
+        waitAt = m;
+    if (!waitAt)
+      continue;
+    for (unsigned m : members) {
+      const RingPlan &late = plan.rings[m];
+      if (!plan.rings[*waitAt].load->isBeforeInBlock(late.load))
+        continue;
+      std::string who = plan.multiRole() ? "role '" + plan.roles[issuer].name + "'"
+                                         : std::string("the kernel's one role");
+      InFlightDiagnostic diag =
+          late.load->emitOpError("is in pipeline '")
+          << late.pipeline << "', which " << who
+          << " both copies and reads: it waits for the stage at '"
+          << plan.rings[*waitAt].load->getAttrOfType<StringAttr>("tile.id").getValue()
+          << "', before it issues this copy, and would wait forever; give the copies a role "
+             "of their own (a loader), or this load its own pipeline";
+      noteScheduleLine(diag, schedule, {"pipelines"});
+      return failure();
+    }
   }
   return success();
 }

@@ -189,6 +189,27 @@ tile.kernel @ring_group_blocks(%N: index, %x: !tile.view<[N, 8, 64], f32> {tile.
 
 // -----
 
+// A role that copies a pipeline and reads it too waits, at the first
+// buffer it reads, for all of the stage's bytes: the copies after that
+// wait never go out.
+tile.kernel @ring_group_self(%N: index, %x: !tile.view<[N, 8, 64], f32> {tile.access = "in"},
+                             %z: !tile.view<[N, 8, 64], f32> {tile.access = "in"},
+                             %y: !tile.view<[N, 64], f32> {tile.access = "out"}) attributes {dim_names = ["N"],
+    schedule = #tile.schedule<target = "sm_90a", params = {}, grid = ["n"], warps = 4, mma = "none",
+      roles = [], pipelines = [#tile.pipeline<name = "ring", buffers = ["t", "u"], depth = 2, copy = "tma">]>} {
+  %n = tile.program_ids ["n"] (%N) : index
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%n, %c0, %c0] window [1, 8, 64] keep [1, 2] {tile.id = "t"} : !tile.view<[N, 8, 64], f32> -> !tile.tile<8x64xf32>
+  // expected-error @+1 {{is in pipeline 'ring', which the kernel's one role both copies and reads: it waits for the stage at 't', before it issues this copy, and would wait forever}}
+  %u = tile.load %z[%n, %c0, %c0] window [1, 8, 64] keep [1, 2] {tile.id = "u"} : !tile.view<[N, 8, 64], f32> -> !tile.tile<8x64xf32>
+  %tu = tile.add %t, %u : !tile.tile<8x64xf32>
+  %s = tile.reduce sum %tu axis 0 {tile.id = "s"} : !tile.tile<8x64xf32> -> !tile.tile<64xf32>
+  tile.store %s, %y[%n, %c0] window [1, 64] keep [1] {tile.id = "st"} : !tile.tile<64xf32>, !tile.view<[N, 64], f32>
+  tile.return
+}
+
+// -----
+
 // One role copies a pipeline's stages: a buffer another role issues cannot
 // share its barriers.
 tile.kernel @ring_group_roles(%N: index, %x: !tile.view<[N, 8, 64], f32> {tile.access = "in"},
