@@ -4,4 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh
-ctest --test-dir build --output-on-failure
+# lit, Catch2 and pytest side by side, one a core: the Catch2 numerics run
+# on one thread for about as long as lit takes on all of them.
+ctest --test-dir build --output-on-failure -j "$(nproc)"
