@@ -4,6 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh
-# lit, Catch2 and pytest side by side, one a core: the Catch2 numerics run
-# on one thread for about as long as lit takes on all of them.
+# lit, Catch2 and pytest side by side: the Catch2 numerics run on one
+# thread, longer than lit takes on every core, so neither waits for the other.
 ctest --test-dir build --output-on-failure -j "$(nproc)"
