@@ -1455,7 +1455,11 @@ bool KernelPrinter::print(std::string &error) {
   // Signature: __launch_bounds__ from nvvm.maxntid, or, where the plan caps
   // registers (nvvm.maxnreg: setmaxnreg needs a cap to take effect),
   // __maxnreg__: nvcc takes one of the two, and the cap is the one that
-  // shapes the code.
+  // shapes the code. The bounds ask for one CTA an SM at least, so that
+  // ptxas may use every register the threads allow, as it does with the PTX
+  // build's .maxntid alone: given the maximum only, it held nvcc's folded
+  // chunk kernel to 168 registers and spilled, where the PTX build took 208
+  // and none (bench/RESULTS.md, "2026-12-01, session 14").
   std::string bounds;
   int64_t threads = 0;
   if (auto ntid = func->getAttrOfType<DenseI32ArrayAttr>(NVVM::NVVMDialect::getMaxntidAttrName()))
@@ -1464,7 +1468,7 @@ bool KernelPrinter::print(std::string &error) {
     os << "// Launched with " << threads << " threads a CTA.\n";
     bounds = " __maxnreg__(" + std::to_string(nreg.getInt()) + ")";
   } else if (threads) {
-    bounds = " __launch_bounds__(" + std::to_string(threads) + ")";
+    bounds = " __launch_bounds__(" + std::to_string(threads) + ", 1)";
   }
   if (auto layout = func->getAttrOfType<ArrayAttr>("kiln.shared_layout");
       layout && !layout.empty()) {

@@ -70,7 +70,7 @@ TEST_CASE("cuda emitter: loops, carried values and wrapping arithmetic", "[cuda]
   std::string text = emit(ir, ok, error);
   INFO(error);
   REQUIRE(ok);
-  CHECK(text.find("extern \"C\" __global__ void __launch_bounds__(128)\nk(int64_t n,") !=
+  CHECK(text.find("extern \"C\" __global__ void __launch_bounds__(128, 1)\nk(int64_t n,") !=
         std::string::npos);
   // i32 arithmetic wraps as LLVM's does: through unsigned.
   CHECK(text.find("(int32_t)((uint32_t)v") != std::string::npos);
